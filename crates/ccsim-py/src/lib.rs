@@ -1,0 +1,193 @@
+//! PyO3 bindings, conversion only: scenario text in, columnar results out, progress callback.
+//! No simulation logic lives here.
+
+use ccsim::metrics::Column;
+use ccsim::{Scenario, ScenarioError as CoreScenarioError};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::Path;
+
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "Bad scenario input: names the field and the fix."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "The run hit an impossible state (e.g. a lossless-fabric violation)."
+);
+
+fn scen_err(e: CoreScenarioError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+fn load(
+    scenario: &str,
+    base_dir: &str,
+    seed: Option<u64>,
+    overrides: &[String],
+) -> PyResult<Scenario> {
+    Scenario::load(scenario, Path::new(base_dir), seed, overrides).map_err(scen_err)
+}
+
+fn check_out_dir(dir: &Path) -> PyResult<()> {
+    let probe = dir.join(".ccsim-write-test");
+    std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&probe, b""))
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|e| {
+            ScenarioError::new_err(format!(
+                "--out: cannot write to `{}`: {e}; choose a writable directory",
+                dir.display()
+            ))
+        })
+}
+
+/// Run a scenario; returns {"summary": json, "config": toml, "tables": {name: {col: list}}}.
+#[pyfunction]
+#[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new(), out_dir=None, progress=None, progress_every_events=262_144))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    scenario: &str,
+    base_dir: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    out_dir: Option<String>,
+    progress: Option<Py<PyAny>>,
+    progress_every_events: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = load(scenario, base_dir, seed, &overrides)?;
+    if let Some(d) = &out_dir {
+        check_out_dir(Path::new(d))?;
+    }
+    let mut sim = sc.build().map_err(scen_err)?;
+    let stop = if sim.stop_ps == u64::MAX {
+        0
+    } else {
+        sim.stop_ps
+    };
+    let chunk = progress_every_events.max(1);
+    let t0 = std::time::Instant::now();
+    loop {
+        let done = py
+            .detach(|| sim.run_events(chunk))
+            .map_err(|e| SimulationError::new_err(e.to_string()))?;
+        py.check_signals()?;
+        if let Some(cb) = &progress {
+            let r = cb.call1(py, (sim.now_ps, sim.events, stop))?;
+            if let Ok(false) = r.extract::<bool>(py) {
+                return Err(PyKeyboardInterrupt::new_err(
+                    "run cancelled by the progress callback",
+                ));
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    let wall_s = t0.elapsed().as_secs_f64();
+    let res = sc.results(&mut sim);
+    if let Some(d) = &out_dir {
+        res.write_dir(Path::new(d), wall_s).map_err(|e| {
+            ScenarioError::new_err(format!("--out: cannot write results to `{d}`: {e}"))
+        })?;
+    }
+    let out = PyDict::new(py);
+    out.set_item(
+        "summary",
+        serde_json::to_string(&res.summary_with_perf(wall_s)).unwrap(),
+    )?;
+    out.set_item("config", &res.config_toml)?;
+    let tables = PyDict::new(py);
+    for t in &res.tables {
+        let cols = PyDict::new(py);
+        for (name, c) in &t.columns {
+            match c {
+                Column::U64(v) => cols.set_item(*name, v)?,
+                Column::I64(v) => cols.set_item(*name, v)?,
+                Column::F64(v) => cols.set_item(*name, v)?,
+                Column::Str(v) => cols.set_item(*name, v)?,
+            }
+        }
+        tables.set_item(t.name, cols)?;
+    }
+    out.set_item("tables", tables)?;
+    Ok(out)
+}
+
+/// Validate and build a scenario without running it; returns the resolved TOML.
+#[pyfunction]
+#[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new()))]
+fn validate(
+    scenario: &str,
+    base_dir: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+) -> PyResult<String> {
+    let sc = load(scenario, base_dir, seed, &overrides)?;
+    sc.build().map_err(scen_err)?;
+    Ok(sc.resolved_toml())
+}
+
+/// Schemes (with paper and parameter defaults), topologies and workloads.
+#[pyfunction]
+fn catalog(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    let schemes = PyDict::new(py);
+    for s in ccsim::cc::SCHEMES {
+        let d = PyDict::new(py);
+        d.set_item("description", s.description)?;
+        d.set_item("paper", s.paper)?;
+        let params = PyDict::new(py);
+        let table = ccsim::cc::CcParams::parse(s.name, &Default::default())
+            .map_err(scen_err)?
+            .to_table();
+        for (k, v) in &table {
+            params.set_item(k, v.to_string().trim_matches('"'))?;
+        }
+        d.set_item("params", params)?;
+        schemes.set_item(s.name, d)?;
+    }
+    out.set_item("schemes", schemes)?;
+    let topos = PyDict::new(py);
+    for (k, v) in ccsim::topo::CATALOG {
+        topos.set_item(*k, *v)?;
+    }
+    out.set_item("topologies", topos)?;
+    let wls = PyDict::new(py);
+    for (k, v) in ccsim::workload::CATALOG {
+        wls.set_item(*k, *v)?;
+    }
+    out.set_item("workloads", wls)?;
+    Ok(out)
+}
+
+/// TOML text of a built-in benchmark scenario ("incast" or "fattree").
+#[pyfunction]
+fn bench_scenario(name: &str) -> PyResult<String> {
+    ccsim::bench::scenario(name)
+        .map(str::to_string)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown benchmark `{name}`; use one of: {}",
+                ccsim::bench::NAMES.join(", ")
+            ))
+        })
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_scenario, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,379 @@
+//! DCQCN reaction point (sender) and notification point (receiver).
+//!
+//! What it does: on congestion notification the sender cuts its rate by alpha/2 (alpha = EWMA
+//! of the marked fraction), then recovers in stages: fast recovery toward the target rate,
+//! additive increase, hyper increase.
+//!
+//! Two models, one file:
+//! * `dcqcn` — the Mellanox model of the HPCC ns-3 simulator (rdma-hw.cc `*Mlx` functions, the
+//!   baseline the ACC and RCC papers ran; defaults from its run.py at 100 Gb/s): every ACK echoes
+//!   CE; a CNP sets flags; alpha is updated every `alpha_timer` (1 us), the rate is cut at most
+//!   once per `rate_decrease_interval` (4 us, checked 1 ns after the alpha tick), and the
+//!   increase timer (300 us) drives fast recovery (F = 1), one additive step, then hyper steps.
+//!   No byte counter. The periodic alpha and decrease timers are evaluated lazily on their exact
+//!   time grids (identical results, no per-microsecond events).
+//! * `dcqcn_paper` — the reaction point of Zhu et al., SIGCOMM 2015, section 3: the NP sends a
+//!   CNP at most once per 50 us per flow; on a CNP the RP sets target = rate, cuts the rate by
+//!   alpha/2 and raises alpha; alpha decays by (1-g) per 55 us without CNP; increase events come
+//!   from a 55 us timer (count T) and a 10 MB byte counter (count BC): fast recovery while
+//!   max(T, BC) < F = 5, hyper increase by (min(T, BC) - F) x R_HAI once both exceed F,
+//!   additive increase otherwise.
+//!
+//! Parameters (defaults `dcqcn` / `dcqcn_paper`): g = 1/256; alpha_timer 1us / 55us;
+//! rate_decrease_interval 4us / 0 (immediate); rate_increase_timer 300us / 55us;
+//! fast_recovery_steps 1 / 5; rate_ai 20Mbps / 40Mbps; rate_hai 200Mbps / 200Mbps;
+//! min_rate 1000Mbps / 100Mbps; clamp_target_rate false / true; rate_on_first_cnp 1.0;
+//! byte_counter 0 (off) / 10MB; cnp_interval 0 (echo on ACK) / 50us.
+//! The HPCC simulator scales R_AI = 5 x bw/25 Mb/s and R_HAI = 50 x bw/25 Mb/s with the NIC
+//! rate bw (Gb/s); the defaults are its values at 100 Gb/s.
+
+use super::CcCtx;
+use crate::scenario::units::{Rate, Size, Time};
+use crate::sim::{PS_PER_NS, PS_PER_US};
+use crate::transport::Flow;
+use serde::{Deserialize, Serialize};
+
+/// DCQCN parameters (see the module header for defaults and sources).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DcqcnParams {
+    /// "mlx" (HPCC simulator) or "paper" (Zhu et al.) reaction-point model.
+    pub model: Model,
+    /// EWMA gain of alpha.
+    pub g: f64,
+    pub alpha_timer: Time,
+    /// Minimum spacing of rate cuts (mlx model); 0 = cut on every CNP (paper model).
+    pub rate_decrease_interval: Time,
+    pub rate_increase_timer: Time,
+    pub fast_recovery_steps: u32,
+    pub rate_ai: Rate,
+    pub rate_hai: Rate,
+    pub min_rate: Rate,
+    pub clamp_target_rate: bool,
+    pub rate_on_first_cnp: f64,
+    /// Byte counter B (paper model); 0 disables it.
+    pub byte_counter: Size,
+    /// Receiver: standalone CNP at most once per interval; 0 = echo CE on every ACK.
+    pub cnp_interval: Time,
+}
+
+/// Which reaction-point model.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Model {
+    Mlx,
+    Paper,
+}
+
+impl Default for DcqcnParams {
+    fn default() -> Self {
+        Self::hpcc_sim()
+    }
+}
+
+impl DcqcnParams {
+    /// The HPCC ns-3 simulator's `dcqcn` settings at 100 Gb/s.
+    pub fn hpcc_sim() -> Self {
+        DcqcnParams {
+            model: Model::Mlx,
+            g: 1.0 / 256.0,
+            alpha_timer: Time(PS_PER_US),
+            rate_decrease_interval: Time(4 * PS_PER_US),
+            rate_increase_timer: Time(300 * PS_PER_US),
+            fast_recovery_steps: 1,
+            rate_ai: Rate(20_000_000),
+            rate_hai: Rate(200_000_000),
+            min_rate: Rate(1_000_000_000),
+            clamp_target_rate: false,
+            rate_on_first_cnp: 1.0,
+            byte_counter: Size(0),
+            cnp_interval: Time(0),
+        }
+    }
+
+    /// The DCQCN paper's reaction and notification points.
+    pub fn paper() -> Self {
+        DcqcnParams {
+            model: Model::Paper,
+            g: 1.0 / 256.0,
+            alpha_timer: Time(55 * PS_PER_US),
+            rate_decrease_interval: Time(0),
+            rate_increase_timer: Time(55 * PS_PER_US),
+            fast_recovery_steps: 5,
+            rate_ai: Rate(40_000_000),
+            rate_hai: Rate(200_000_000),
+            min_rate: Rate(100_000_000),
+            clamp_target_rate: true,
+            rate_on_first_cnp: 1.0,
+            byte_counter: Size(10_000_000),
+            cnp_interval: Time(50 * PS_PER_US),
+        }
+    }
+
+    /// Check ranges; errors name `cc.params.<field>`.
+    pub fn validate(&self) -> Result<(), crate::scenario::ScenarioError> {
+        let e = |f: &str, m: &str| {
+            Err(crate::scenario::ScenarioError::new(
+                &format!("cc.params.{f}"),
+                m,
+            ))
+        };
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return e("g", "must be in (0, 1]");
+        }
+        if self.alpha_timer.0 == 0 {
+            return e("alpha_timer", "must be > 0");
+        }
+        if self.rate_increase_timer.0 == 0 {
+            return e("rate_increase_timer", "must be > 0");
+        }
+        if self.model == Model::Mlx && self.rate_decrease_interval.0 == 0 {
+            return e("rate_decrease_interval", "must be > 0 for the mlx model");
+        }
+        if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
+            return e("rate_on_first_cnp", "must be in (0, 1]");
+        }
+        Ok(())
+    }
+}
+
+const TIMER_DECREASE: u8 = 0;
+const TIMER_INCREASE: u8 = 1;
+
+/// Per-flow reaction-point state.
+#[derive(Clone, Debug)]
+pub struct Dcqcn {
+    rate_bps: f64,
+    target_bps: f64,
+    line_bps: f64,
+    alpha: f64,
+    seen_cnp: bool,
+    /// mlx: origin of the alpha / decrease timer grids (time of the first CNP).
+    grid_t0_ps: u64,
+    alpha_ticks_done: u64,
+    alpha_flag: bool,
+    decrease_flag: bool,
+    /// paper: time alpha was last updated (decay reference).
+    alpha_ref_ps: u64,
+    stage_timer: u32,
+    stage_bytes: u32,
+    bytes_since: u64,
+    inc_epoch: u32,
+    dec_epoch: u32,
+}
+
+impl Dcqcn {
+    /// Initial state: alpha = 1, rate = target = line rate.
+    pub fn new(_p: &DcqcnParams) -> Self {
+        Dcqcn {
+            rate_bps: 0.0,
+            target_bps: 0.0,
+            line_bps: 0.0,
+            alpha: 1.0,
+            seen_cnp: false,
+            grid_t0_ps: 0,
+            alpha_ticks_done: 0,
+            alpha_flag: false,
+            decrease_flag: false,
+            alpha_ref_ps: 0,
+            stage_timer: 0,
+            stage_bytes: 0,
+            bytes_since: 0,
+            inc_epoch: 0,
+            dec_epoch: 0,
+        }
+    }
+
+    /// Current alpha (for tests and probes).
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    pub(super) fn on_start(&mut self, f: &Flow) {
+        self.line_bps = f.line_rate_bps as f64;
+        self.rate_bps = self.line_bps;
+        self.target_bps = self.line_bps;
+    }
+
+    fn apply(&self, f: &mut Flow) {
+        f.rate_bps = (self.rate_bps.round() as u64).max(1);
+    }
+
+    /// mlx: run the alpha ticks of the grid t0 + k x T_alpha (k >= 1) that are due by `now`.
+    fn catch_up_alpha(&mut self, p: &DcqcnParams, now_ps: u64) {
+        let due = (now_ps - self.grid_t0_ps) / p.alpha_timer.0;
+        let n = due.saturating_sub(self.alpha_ticks_done);
+        if n > 0 {
+            let keep = 1.0 - p.g;
+            self.alpha = if self.alpha_flag {
+                keep * self.alpha + p.g
+            } else {
+                keep * self.alpha
+            };
+            self.alpha_flag = false;
+            if n > 1 {
+                self.alpha *= keep.powi((n - 1).min(i32::MAX as u64) as i32);
+            }
+            self.alpha_ticks_done = due;
+        }
+    }
+
+    pub(super) fn on_cnp(&mut self, p: &DcqcnParams, f: &mut Flow, ctx: &mut CcCtx) {
+        let now = ctx.now_ps;
+        match p.model {
+            Model::Mlx => {
+                if !self.seen_cnp {
+                    self.seen_cnp = true;
+                    self.alpha = 1.0;
+                    self.alpha_flag = false;
+                    self.grid_t0_ps = now;
+                    self.alpha_ticks_done = 0;
+                    self.rate_bps *= p.rate_on_first_cnp;
+                    self.target_bps = self.rate_bps;
+                    self.decrease_flag = true;
+                    self.apply(f);
+                    ctx.timer(
+                        now + p.rate_decrease_interval.0 + PS_PER_NS,
+                        TIMER_DECREASE,
+                        self.dec_epoch,
+                    );
+                    return;
+                }
+                self.catch_up_alpha(p, now);
+                self.alpha_flag = true;
+                if !self.decrease_flag {
+                    self.decrease_flag = true;
+                    // Next decrease check on the grid t0 + 1ns + k x T_dec strictly after now.
+                    let base = self.grid_t0_ps + PS_PER_NS;
+                    let k = (now - base) / p.rate_decrease_interval.0 + 1;
+                    ctx.timer(
+                        base + k * p.rate_decrease_interval.0,
+                        TIMER_DECREASE,
+                        self.dec_epoch,
+                    );
+                }
+            }
+            Model::Paper => {
+                if self.seen_cnp {
+                    let n = (now - self.alpha_ref_ps) / p.alpha_timer.0;
+                    self.alpha *= (1.0 - p.g).powi(n.min(i32::MAX as u64) as i32);
+                }
+                self.seen_cnp = true;
+                self.target_bps = self.rate_bps;
+                self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate.0 as f64);
+                self.alpha = (1.0 - p.g) * self.alpha + p.g;
+                self.alpha_ref_ps = now;
+                self.stage_timer = 0;
+                self.stage_bytes = 0;
+                self.bytes_since = 0;
+                self.inc_epoch += 1;
+                ctx.timer(
+                    now + p.rate_increase_timer.0,
+                    TIMER_INCREASE,
+                    self.inc_epoch,
+                );
+                self.apply(f);
+            }
+        }
+    }
+
+    pub(super) fn on_send(&mut self, p: &DcqcnParams, f: &mut Flow, _ctx: &mut CcCtx, bytes: u64) {
+        if p.model != Model::Paper || p.byte_counter.0 == 0 || !self.seen_cnp {
+            return;
+        }
+        self.bytes_since += bytes;
+        while self.bytes_since >= p.byte_counter.0 {
+            self.bytes_since -= p.byte_counter.0;
+            self.increase(p);
+            self.stage_bytes += 1;
+        }
+        self.apply(f);
+    }
+
+    pub(super) fn on_timer(
+        &mut self,
+        p: &DcqcnParams,
+        f: &mut Flow,
+        ctx: &mut CcCtx,
+        kind: u8,
+        epoch: u32,
+    ) {
+        let now = ctx.now_ps;
+        match kind {
+            TIMER_DECREASE if epoch == self.dec_epoch => {
+                self.catch_up_alpha(p, now);
+                if self.decrease_flag {
+                    if p.clamp_target_rate || self.stage_timer != 0 {
+                        self.target_bps = self.rate_bps;
+                    }
+                    self.rate_bps =
+                        (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate.0 as f64);
+                    self.stage_timer = 0;
+                    self.decrease_flag = false;
+                    self.inc_epoch += 1;
+                    ctx.timer(
+                        now + p.rate_increase_timer.0,
+                        TIMER_INCREASE,
+                        self.inc_epoch,
+                    );
+                    self.apply(f);
+                }
+            }
+            TIMER_INCREASE if epoch == self.inc_epoch => {
+                self.increase(p);
+                self.stage_timer += 1;
+                self.apply(f);
+                // At line rate with the target at line rate, further increases change nothing:
+                // stop the timer until the next decrease restarts it.
+                if self.target_bps >= self.line_bps && self.line_bps - self.rate_bps < 1.0 {
+                    self.rate_bps = self.line_bps;
+                    self.apply(f);
+                } else {
+                    ctx.timer(
+                        now + p.rate_increase_timer.0,
+                        TIMER_INCREASE,
+                        self.inc_epoch,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// One rate-increase event, staged by the counters before this event.
+    fn increase(&mut self, p: &DcqcnParams) {
+        let fr = p.fast_recovery_steps;
+        match p.model {
+            Model::Mlx => {
+                if self.stage_timer < fr {
+                } else if self.stage_timer == fr {
+                    self.target_bps += p.rate_ai.0 as f64;
+                } else {
+                    self.target_bps += p.rate_hai.0 as f64;
+                }
+            }
+            Model::Paper => {
+                let (t, bc) = (self.stage_timer, self.stage_bytes);
+                let counts_bytes = p.byte_counter.0 > 0;
+                let (hi, lo) = if counts_bytes {
+                    (t.max(bc), t.min(bc))
+                } else {
+                    (t, t)
+                };
+                if hi < fr {
+                } else if lo > fr {
+                    self.target_bps += (lo - fr) as f64 * p.rate_hai.0 as f64;
+                } else {
+                    self.target_bps += p.rate_ai.0 as f64;
+                }
+            }
+        }
+        self.target_bps = self.target_bps.min(self.line_bps);
+        self.rate_bps = (self.rate_bps + self.target_bps) / 2.0;
+    }
+
+    pub(super) fn cancel_timers(&mut self) {
+        self.inc_epoch += 1;
+        self.dec_epoch += 1;
+    }
+}

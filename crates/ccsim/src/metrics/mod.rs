@@ -1,0 +1,539 @@
+//! Metrics, defined once (DESIGN.md): per-flow records with FCT / ideal FCT / slowdown, PFC
+//! frames and per-port / per-layer pause counts, optional queue / utilization and per-flow rate
+//! samples, and the run summary. Results are columnar tables; `write_dir` writes them as CSV
+//! plus `summary.json` and the resolved `config.toml`. Everything but `summary.perf` (wall
+//! clock) is deterministic.
+
+use crate::sim::Event;
+use crate::topo::Layer;
+use crate::world::Simulation;
+use serde_json::{json, Map, Value};
+use std::io::Write;
+
+/// One PFC frame sent by a switch port.
+#[derive(Clone, Copy, Debug)]
+pub struct PfcEvent {
+    pub time_ps: u64,
+    pub port: u32,
+    pub prio: u8,
+    pub pause: bool,
+}
+
+/// Everything recorded during a run (beyond the counters kept in ports and flows).
+#[derive(Default)]
+pub struct Metrics {
+    pub pfc_events: Vec<PfcEvent>,
+    /// Payload bytes delivered in order to receivers.
+    pub delivered_bytes: u64,
+    pub queue_ports: Vec<u32>,
+    pub queue_interval_ps: u64,
+    pub q_time_ps: Vec<u64>,
+    pub q_port: Vec<u32>,
+    pub q_bytes: Vec<u64>,
+    pub q_util: Vec<f64>,
+    pub rate_all_flows: bool,
+    pub rate_flows: Vec<u32>,
+    pub rate_interval_ps: u64,
+    pub r_time_ps: Vec<u64>,
+    pub r_flow: Vec<u32>,
+    pub r_rate_bps: Vec<u64>,
+    pub r_tput_bps: Vec<f64>,
+}
+
+/// A column of a results table.
+#[derive(Clone, Debug)]
+pub enum Column {
+    U64(Vec<u64>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    fn len(&self) -> usize {
+        match self {
+            Column::U64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    fn cell(&self, i: usize, out: &mut String) {
+        use std::fmt::Write;
+        match self {
+            Column::U64(v) => write!(out, "{}", v[i]).unwrap(),
+            Column::I64(v) => write!(out, "{}", v[i]).unwrap(),
+            Column::F64(v) => {
+                if v[i].is_finite() {
+                    write!(out, "{}", v[i]).unwrap()
+                }
+            }
+            Column::Str(v) => out.push_str(&v[i]),
+        }
+    }
+}
+
+/// A named columnar table.
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub name: &'static str,
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+impl Table {
+    /// CSV text (header + rows); NaN is written as an empty cell.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::new();
+        let names: Vec<&str> = self.columns.iter().map(|c| c.0).collect();
+        s.push_str(&names.join(","));
+        s.push('\n');
+        let n = self.columns.first().map_or(0, |c| c.1.len());
+        for i in 0..n {
+            for (j, (_, c)) in self.columns.iter().enumerate() {
+                if j > 0 {
+                    s.push(',');
+                }
+                c.cell(i, &mut s);
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// A finished run: tables, deterministic summary, and the resolved config.
+pub struct Results {
+    pub tables: Vec<Table>,
+    pub summary: Value,
+    pub config_toml: String,
+}
+
+impl Results {
+    /// The summary with the wall-clock `perf` block added.
+    pub fn summary_with_perf(&self, wall_s: f64) -> Value {
+        let mut s = self.summary.clone();
+        let ev = s["events"].as_u64().unwrap_or(0) as f64;
+        let tr = s["link_traversals"].as_u64().unwrap_or(0) as f64;
+        let sim_ms = s["sim_time_ps"].as_u64().unwrap_or(0) as f64 / 1e9;
+        let w = wall_s.max(1e-9);
+        s["perf"] = json!({
+            "wall_s": wall_s,
+            "events_per_s": ev / w,
+            "traversals_per_s": tr / w,
+            "wall_s_per_sim_ms": if sim_ms > 0.0 { wall_s / sim_ms } else { 0.0 },
+        });
+        s
+    }
+
+    /// Write the run directory: one CSV per table, summary.json, config.toml.
+    pub fn write_dir(&self, dir: &std::path::Path, wall_s: f64) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        for t in &self.tables {
+            std::fs::write(dir.join(format!("{}.csv", t.name)), t.to_csv())?;
+        }
+        let mut f = std::fs::File::create(dir.join("summary.json"))?;
+        f.write_all(
+            serde_json::to_string_pretty(&self.summary_with_perf(wall_s))
+                .unwrap()
+                .as_bytes(),
+        )?;
+        f.write_all(b"\n")?;
+        std::fs::write(dir.join("config.toml"), &self.config_toml)?;
+        Ok(())
+    }
+}
+
+/// Size bins of the seed papers: ACC (<100KB, 100KB-10MB, >10MB) and PCN/AMRT (S/M/L/XL).
+pub const SIZE_BINS: &[(&str, &str, u64, u64)] = &[
+    ("acc", "<100KB", 0, 100_000),
+    ("acc", "100KB-10MB", 100_000, 10_000_000),
+    ("acc", ">10MB", 10_000_000, u64::MAX),
+    ("pcn", "S:<10KB", 0, 10_000),
+    ("pcn", "M:10KB-100KB", 10_000, 100_000),
+    ("pcn", "L:100KB-1MB", 100_000, 1_000_000),
+    ("pcn", "XL:>1MB", 1_000_000, u64::MAX),
+];
+
+/// Nearest-rank percentile of a sorted slice (p in [0, 1]).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn fct_stats(fct_us: &mut [f64], slow: &mut [f64]) -> Value {
+    fct_us.sort_by(|a, b| a.total_cmp(b));
+    slow.sort_by(|a, b| a.total_cmp(b));
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let num = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+    json!({
+        "count": fct_us.len(),
+        "fct_avg_us": num(mean(fct_us)),
+        "fct_p50_us": num(percentile(fct_us, 0.5)),
+        "fct_p99_us": num(percentile(fct_us, 0.99)),
+        "slowdown_avg": num(mean(slow)),
+        "slowdown_p50": num(percentile(slow, 0.5)),
+        "slowdown_p99": num(percentile(slow, 0.99)),
+    })
+}
+
+impl Simulation {
+    pub(crate) fn sample_queues(&mut self) {
+        let now = self.now_ps;
+        let m = &mut self.metrics;
+        for &pid in &m.queue_ports {
+            let p = &mut self.ports[pid as usize];
+            m.q_time_ps.push(now);
+            m.q_port.push(pid);
+            m.q_bytes.push(p.backlog_bytes());
+            let bits = (p.tx_bytes - p.sampled_tx_bytes) as f64 * 8.0;
+            m.q_util
+                .push(bits / (p.rate_bps as f64 * m.queue_interval_ps as f64 / 1e12));
+            p.sampled_tx_bytes = p.tx_bytes;
+        }
+        let next = now + m.queue_interval_ps;
+        if next <= self.stop_ps {
+            self.q.push(next, Event::SampleQueues);
+        }
+    }
+
+    pub(crate) fn sample_rates(&mut self) {
+        let now = self.now_ps;
+        let m = &mut self.metrics;
+        let secs = m.rate_interval_ps as f64 / 1e12;
+        let n = if m.rate_all_flows {
+            self.flows.len()
+        } else {
+            m.rate_flows.len()
+        };
+        for i in 0..n {
+            let fid = if m.rate_all_flows {
+                i as u32
+            } else {
+                m.rate_flows[i]
+            };
+            let f = &mut self.flows[fid as usize];
+            if !f.started || (f.finished && f.sampled_acked >= f.snd_una) {
+                continue;
+            }
+            m.r_time_ps.push(now);
+            m.r_flow.push(fid);
+            m.r_rate_bps.push(if f.finished { 0 } else { f.rate_bps });
+            m.r_tput_bps
+                .push((f.snd_una - f.sampled_acked) as f64 * 8.0 / secs);
+            f.sampled_acked = f.snd_una;
+        }
+        let next = now + m.rate_interval_ps;
+        if next <= self.stop_ps {
+            self.q.push(next, Event::SampleRates);
+        }
+    }
+
+    /// Collect the results of a finished run.
+    pub fn results(&mut self, name: &str, seed: u64, scheme: &str, config_toml: String) -> Results {
+        self.close_pause_intervals();
+        let nodes = &self.topo.nodes;
+        let mut tables = Vec::new();
+
+        // Flows.
+        let fl = &self.flows;
+        let fin = |f: &crate::transport::Flow| f.finished && !f.long_lived;
+        let fct: Vec<i64> = fl
+            .iter()
+            .map(|f| {
+                if fin(f) {
+                    (f.finish_ps - f.start_ps) as i64
+                } else {
+                    -1
+                }
+            })
+            .collect();
+        let slowdown: Vec<f64> = fl
+            .iter()
+            .zip(&fct)
+            .map(|(f, &t)| {
+                if t >= 0 {
+                    t as f64 / f.ideal_fct_ps as f64
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect();
+        tables.push(Table {
+            name: "flows",
+            columns: vec![
+                ("id", Column::U64((0..fl.len() as u64).collect())),
+                (
+                    "src",
+                    Column::U64(fl.iter().map(|f| f.src as u64).collect()),
+                ),
+                (
+                    "dst",
+                    Column::U64(fl.iter().map(|f| f.dst as u64).collect()),
+                ),
+                (
+                    "size_bytes",
+                    Column::I64(
+                        fl.iter()
+                            .map(|f| {
+                                if f.long_lived {
+                                    -1
+                                } else {
+                                    f.size_bytes as i64
+                                }
+                            })
+                            .collect(),
+                    ),
+                ),
+                (
+                    "start_ps",
+                    Column::U64(fl.iter().map(|f| f.start_ps).collect()),
+                ),
+                (
+                    "finish_ps",
+                    Column::I64(
+                        fl.iter()
+                            .map(|f| if f.finished { f.finish_ps as i64 } else { -1 })
+                            .collect(),
+                    ),
+                ),
+                ("fct_ps", Column::I64(fct.clone())),
+                (
+                    "ideal_fct_ps",
+                    Column::U64(fl.iter().map(|f| f.ideal_fct_ps).collect()),
+                ),
+                ("slowdown", Column::F64(slowdown.clone())),
+                (
+                    "bytes_acked",
+                    Column::U64(fl.iter().map(|f| f.snd_una).collect()),
+                ),
+            ],
+        });
+
+        // PFC frames.
+        let ev = &self.metrics.pfc_events;
+        let pnode = |pid: u32| self.ports[pid as usize].node as usize;
+        let peer_node = |pid: u32| self.ports[self.ports[pid as usize].peer as usize].node as usize;
+        tables.push(Table {
+            name: "pfc_events",
+            columns: vec![
+                (
+                    "time_ps",
+                    Column::U64(ev.iter().map(|e| e.time_ps).collect()),
+                ),
+                (
+                    "node",
+                    Column::Str(
+                        ev.iter()
+                            .map(|e| nodes[pnode(e.port)].name.clone())
+                            .collect(),
+                    ),
+                ),
+                (
+                    "layer",
+                    Column::Str(
+                        ev.iter()
+                            .map(|e| nodes[pnode(e.port)].layer.name().to_string())
+                            .collect(),
+                    ),
+                ),
+                (
+                    "port",
+                    Column::U64(ev.iter().map(|e| e.port as u64).collect()),
+                ),
+                (
+                    "to_node",
+                    Column::Str(
+                        ev.iter()
+                            .map(|e| nodes[peer_node(e.port)].name.clone())
+                            .collect(),
+                    ),
+                ),
+                (
+                    "prio",
+                    Column::U64(ev.iter().map(|e| e.prio as u64).collect()),
+                ),
+                (
+                    "kind",
+                    Column::Str(
+                        ev.iter()
+                            .map(|e| if e.pause { "pause" } else { "resume" }.to_string())
+                            .collect(),
+                    ),
+                ),
+            ],
+        });
+
+        // Per-port counters.
+        let ps = &self.ports;
+        let ids: Vec<u32> = (0..ps.len() as u32).collect();
+        tables.push(Table {
+            name: "pfc_ports",
+            columns: vec![
+                ("port", Column::U64(ids.iter().map(|&i| i as u64).collect())),
+                (
+                    "node",
+                    Column::Str(ids.iter().map(|&i| nodes[pnode(i)].name.clone()).collect()),
+                ),
+                (
+                    "layer",
+                    Column::Str(
+                        ids.iter()
+                            .map(|&i| nodes[pnode(i)].layer.name().to_string())
+                            .collect(),
+                    ),
+                ),
+                (
+                    "to_node",
+                    Column::Str(
+                        ids.iter()
+                            .map(|&i| nodes[peer_node(i)].name.clone())
+                            .collect(),
+                    ),
+                ),
+                (
+                    "pauses_sent",
+                    Column::U64(ps.iter().map(|p| p.pause_sent).collect()),
+                ),
+                (
+                    "resumes_sent",
+                    Column::U64(ps.iter().map(|p| p.resume_sent).collect()),
+                ),
+                (
+                    "pauses_received",
+                    Column::U64(ps.iter().map(|p| p.pause_rx).collect()),
+                ),
+                (
+                    "resumes_received",
+                    Column::U64(ps.iter().map(|p| p.resume_rx).collect()),
+                ),
+                (
+                    "paused_time_ps",
+                    Column::U64(ps.iter().map(|p| p.paused_time_ps).collect()),
+                ),
+                (
+                    "tx_bytes",
+                    Column::U64(ps.iter().map(|p| p.tx_bytes).collect()),
+                ),
+                (
+                    "max_queue_bytes",
+                    Column::U64(ps.iter().map(|p| p.max_queue_bytes).collect()),
+                ),
+            ],
+        });
+
+        // Probes.
+        let m = &self.metrics;
+        let pname = |pid: &u32| {
+            format!(
+                "{}->{}",
+                nodes[pnode(*pid)].name,
+                nodes[peer_node(*pid)].name
+            )
+        };
+        tables.push(Table {
+            name: "queues",
+            columns: vec![
+                ("time_ps", Column::U64(m.q_time_ps.clone())),
+                (
+                    "port",
+                    Column::U64(m.q_port.iter().map(|&p| p as u64).collect()),
+                ),
+                ("link", Column::Str(m.q_port.iter().map(pname).collect())),
+                ("queue_bytes", Column::U64(m.q_bytes.clone())),
+                ("utilization", Column::F64(m.q_util.clone())),
+            ],
+        });
+        tables.push(Table {
+            name: "rates",
+            columns: vec![
+                ("time_ps", Column::U64(m.r_time_ps.clone())),
+                (
+                    "flow",
+                    Column::U64(m.r_flow.iter().map(|&f| f as u64).collect()),
+                ),
+                ("rate_bps", Column::U64(m.r_rate_bps.clone())),
+                ("throughput_bps", Column::F64(m.r_tput_bps.clone())),
+            ],
+        });
+
+        // Summary.
+        let mut bins = Map::new();
+        for (family, label, lo, hi) in SIZE_BINS {
+            let (mut f, mut s): (Vec<f64>, Vec<f64>) = fl
+                .iter()
+                .zip(fct.iter().zip(&slowdown))
+                .filter(|(fw, (t, _))| **t >= 0 && fw.size_bytes >= *lo && fw.size_bytes < *hi)
+                .map(|(_, (t, s))| (*t as f64 / 1e6, *s))
+                .unzip();
+            let e = bins.entry(family.to_string()).or_insert_with(|| json!({}));
+            e[*label] = fct_stats(&mut f, &mut s);
+        }
+        let (mut f_all, mut s_all): (Vec<f64>, Vec<f64>) = fct
+            .iter()
+            .zip(&slowdown)
+            .filter(|(t, _)| **t >= 0)
+            .map(|(t, s)| (*t as f64 / 1e6, *s))
+            .unzip();
+        bins.insert("all".into(), fct_stats(&mut f_all, &mut s_all));
+
+        let mut by_layer = Map::new();
+        for layer in [Layer::Host, Layer::Tor, Layer::Agg, Layer::Core] {
+            let sel: Vec<&crate::net::Port> = ps
+                .iter()
+                .filter(|p| nodes[p.node as usize].layer == layer)
+                .collect();
+            if sel.is_empty() {
+                continue;
+            }
+            by_layer.insert(
+                layer.name().into(),
+                json!({
+                    "pauses_sent": sel.iter().map(|p| p.pause_sent).sum::<u64>(),
+                    "pauses_received": sel.iter().map(|p| p.pause_rx).sum::<u64>(),
+                    "paused_time_ps": sel.iter().map(|p| p.paused_time_ps).sum::<u64>(),
+                }),
+            );
+        }
+        let finished = fl.iter().filter(|f| f.finished).count();
+        let summary = json!({
+            "name": name,
+            "seed": seed,
+            "scheme": scheme,
+            "sim_time_ps": self.now_ps,
+            "events": self.events,
+            "link_traversals": self.link_traversals,
+            "flows": {
+                "total": fl.len(),
+                "finished": finished,
+                "unfinished": fl.len() - finished,
+                "long_lived": fl.iter().filter(|f| f.long_lived).count(),
+                "payload_bytes_delivered": m.delivered_bytes,
+                "payload_bytes_acked": fl.iter().map(|f| f.snd_una).sum::<u64>(),
+            },
+            "fct": Value::Object(bins),
+            "pfc": {
+                "pauses_sent": ps.iter().map(|p| p.pause_sent).sum::<u64>(),
+                "resumes_sent": ps.iter().map(|p| p.resume_sent).sum::<u64>(),
+                "pauses_received": ps.iter().map(|p| p.pause_rx).sum::<u64>(),
+                "by_layer": Value::Object(by_layer),
+            },
+            "switch_max_buffer_bytes": self.switches.iter().map(|s| s.max_used_bytes).max().unwrap_or(0),
+            "drops": 0,
+            "packets_live_max": self.pkts.capacity_used(),
+        });
+        Results {
+            tables,
+            summary,
+            config_toml,
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Network elements: packets in an arena (moved by index, never allocated per packet in steady
+//! state), full-duplex ports with 8 priority queues and PFC pause state, and the switch buffer
+//! (MMU). Forwarding logic lives in `switch.rs` (switches) and `nic.rs` (host NICs).
+
+pub mod nic;
+pub mod switch;
+
+use std::collections::VecDeque;
+
+/// What a packet is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PktKind {
+    Data,
+    Ack,
+    Nack,
+    /// A standalone congestion notification (DCQCN paper variant).
+    Cnp,
+    /// PFC PAUSE for `pfc_prio`.
+    Pause,
+    /// PFC RESUME (XON) for `pfc_prio`.
+    Resume,
+}
+
+/// A packet. `seq` is the first payload byte for data and the cumulative ACK for ACK/NACK.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub kind: PktKind,
+    pub prio: u8,
+    /// ECN Congestion Experienced on data; ECN echo on an ACK.
+    pub ce: bool,
+    pub pfc_prio: u8,
+    pub size_bytes: u32,
+    pub payload_bytes: u32,
+    pub flow: u32,
+    /// Destination host id (routing key).
+    pub dst_host: u32,
+    pub seq: u64,
+    /// Data: time the sender transmitted it. ACK: echo of the acknowledged packet's timestamp.
+    pub ts_ps: u64,
+    /// Ingress port at the current switch (buffer accounting).
+    pub in_port: u32,
+}
+
+/// Packet storage with a free list; ids are stable while a packet lives.
+#[derive(Default)]
+pub struct Arena {
+    pkts: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Arena {
+    /// Store a packet, reusing a freed slot when there is one.
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.pkts[i as usize] = p;
+            i
+        } else {
+            self.pkts.push(p);
+            (self.pkts.len() - 1) as u32
+        }
+    }
+    /// Release a packet's slot.
+    #[inline]
+    pub fn free(&mut self, i: u32) {
+        self.free.push(i);
+    }
+    /// Packets alive now.
+    pub fn live(&self) -> usize {
+        self.pkts.len() - self.free.len()
+    }
+    /// High-water mark of simultaneously live packets.
+    pub fn capacity_used(&self) -> usize {
+        self.pkts.len()
+    }
+}
+
+impl std::ops::Index<u32> for Arena {
+    type Output = Packet;
+    #[inline]
+    fn index(&self, i: u32) -> &Packet {
+        &self.pkts[i as usize]
+    }
+}
+impl std::ops::IndexMut<u32> for Arena {
+    #[inline]
+    fn index_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.pkts[i as usize]
+    }
+}
+
+/// Number of priority classes per port.
+pub const NUM_PRIO: usize = 8;
+
+/// One end of a full-duplex link: egress queues and transmitter, plus (on switches) the
+/// ingress accounting of the shared buffer for packets that arrived through it.
+pub struct Port {
+    pub node: u32,
+    /// The port at the other end of the link.
+    pub peer: u32,
+    pub rate_bps: u64,
+    pub delay_ps: u64,
+    pub is_host: bool,
+    /// Egress queues by priority (switch ports; host ports queue only control packets here).
+    pub queues: [VecDeque<u32>; NUM_PRIO],
+    pub queue_bytes: [u64; NUM_PRIO],
+    pub queued_pkts: u32,
+    /// PFC frames to send: ahead of everything, never paused.
+    pub pfc_out: VecDeque<u32>,
+    /// Bit p set: the peer paused our priority p.
+    pub paused_mask: u8,
+    pub paused_since_ps: [u64; NUM_PRIO],
+    /// The transmitter is busy until this time.
+    pub busy_until_ps: u64,
+    /// Time of the one TxDone event that is live for this port (u64::MAX: none); any other
+    /// TxDone for the port is stale and ignored.
+    pub txdone_at_ps: u64,
+    pub rr_last: u8,
+    /// RED thresholds for this port (scaled by rate); kmax == 0 means marking off.
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    // Ingress side (switch ports): bytes of packets that entered through this port.
+    pub ing_shared_bytes: [u64; NUM_PRIO],
+    pub ing_hdrm_bytes: [u64; NUM_PRIO],
+    pub hdrm_reserve_bytes: u64,
+    /// Bit p set: we have sent PAUSE for priority p to the peer.
+    pub pfc_sent_mask: u8,
+    // Counters.
+    pub tx_bytes: u64,
+    pub tx_pkts: u64,
+    pub pause_sent: u64,
+    pub resume_sent: u64,
+    pub pause_rx: u64,
+    pub resume_rx: u64,
+    pub paused_time_ps: u64,
+    pub max_queue_bytes: u64,
+    /// Utilization probe: tx_bytes at the previous sample.
+    pub sampled_tx_bytes: u64,
+}
+
+impl Port {
+    /// A port of `node` whose link goes to `peer`.
+    pub fn new(node: u32, peer: u32, rate_bps: u64, delay_ps: u64, is_host: bool) -> Port {
+        Port {
+            node,
+            peer,
+            rate_bps,
+            delay_ps,
+            is_host,
+            queues: Default::default(),
+            queue_bytes: [0; NUM_PRIO],
+            queued_pkts: 0,
+            pfc_out: VecDeque::new(),
+            paused_mask: 0,
+            paused_since_ps: [0; NUM_PRIO],
+            busy_until_ps: 0,
+            txdone_at_ps: u64::MAX,
+            rr_last: 0,
+            kmin_bytes: 0,
+            kmax_bytes: 0,
+            ing_shared_bytes: [0; NUM_PRIO],
+            ing_hdrm_bytes: [0; NUM_PRIO],
+            hdrm_reserve_bytes: 0,
+            pfc_sent_mask: 0,
+            tx_bytes: 0,
+            tx_pkts: 0,
+            pause_sent: 0,
+            resume_sent: 0,
+            pause_rx: 0,
+            resume_rx: 0,
+            paused_time_ps: 0,
+            max_queue_bytes: 0,
+            sampled_tx_bytes: 0,
+        }
+    }
+
+    /// Total bytes queued for transmission on this port.
+    #[inline]
+    pub fn backlog_bytes(&self) -> u64 {
+        self.queue_bytes.iter().sum()
+    }
+}

@@ -1,0 +1,364 @@
+//! The scenario file, as typed serde structs with documented defaults. Every struct denies
+//! unknown keys, so a typo is an error that names the key, never a silently ignored setting.
+
+use super::units::{Rate, Size, Time};
+use serde::{Deserialize, Serialize};
+
+fn one() -> u64 {
+    1
+}
+fn default_name() -> String {
+    "scenario".into()
+}
+
+/// A whole scenario: topology, fabric, hosts, congestion control, traffic and outputs.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioCfg {
+    /// Name of the run; the default output directory is `results/<name>`.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Master seed of every random stream (workload, ECN marking, ECMP hashing).
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Stop time. Without it the run ends when every finite flow has finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Time>,
+    pub topology: TopologyCfg,
+    #[serde(default)]
+    pub fabric: FabricCfg,
+    #[serde(default)]
+    pub host: HostCfg,
+    #[serde(default)]
+    pub cc: CcCfg,
+    /// Traffic generators (`[[workload]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workload: Vec<WorkloadCfg>,
+    /// Explicit flows (`[[flows]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowCfg>,
+    #[serde(default)]
+    pub output: OutputCfg,
+}
+
+/// A link's rate and one-way propagation delay.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub rate: Rate,
+    pub delay: Time,
+}
+
+/// Topology, selected by `kind`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyCfg {
+    /// N hosts on one switch.
+    Star { hosts: u32, link: LinkCfg },
+    /// Two switches joined by one bottleneck link, hosts on each side.
+    Dumbbell {
+        left_hosts: u32,
+        right_hosts: u32,
+        host_link: LinkCfg,
+        bottleneck: LinkCfg,
+    },
+    /// Two-tier Clos: every leaf connects to every spine.
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        host_link: LinkCfg,
+        fabric_link: LinkCfg,
+    },
+    /// Three-tier fat-tree. Give `k` for the classic k-ary fat-tree, or the explicit shape
+    /// (`pods`, `tors_per_pod`, `aggs_per_pod`, `cores`, `hosts_per_tor`), e.g. the ACC/RCC
+    /// fabric: 5 pods x (4 ToR + 4 agg), 16 cores, 16 hosts per ToR = 320 hosts.
+    FatTree {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        k: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pods: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tors_per_pod: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        aggs_per_pod: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cores: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hosts_per_tor: Option<u32>,
+        host_link: LinkCfg,
+        fabric_link: LinkCfg,
+    },
+    /// The chain of ACC Figure 1(a): S0,S1 -> SW1 -> SW2 -> SW3 -> SW4; R0 on SW3;
+    /// R1 and the burst senders H1..HN on SW4 (port P4 = SW4 -> R1 is the congestion root).
+    Chain { bursts: u32, link: LinkCfg },
+    /// ccsim's own topology file (TOML with `[[node]]` and `[[link]]`).
+    File { path: String },
+    /// A topology file of the HPCC ns-3 simulator.
+    Hpcc { path: String },
+}
+
+/// Switch fabric: buffer, PFC, ECN, scheduling and priorities.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FabricCfg {
+    /// Shared buffer per switch.
+    pub buffer: Size,
+    pub pfc: PfcCfg,
+    pub ecn: EcnCfg,
+    /// Egress scheduler: "rr" (priority 0 strict, then round-robin, as the HPCC ns-3 simulator)
+    /// or "strict" (strict priority, lower number first).
+    pub scheduler: Scheduler,
+    /// Priority of data packets (1..7).
+    pub data_priority: u8,
+}
+
+impl Default for FabricCfg {
+    fn default() -> Self {
+        FabricCfg {
+            buffer: Size(32_000_000),
+            pfc: PfcCfg::default(),
+            ecn: EcnCfg::default(),
+            scheduler: Scheduler::Rr,
+            data_priority: 3,
+        }
+    }
+}
+
+/// Egress scheduling discipline.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduler {
+    Rr,
+    Strict,
+}
+
+/// PFC XOFF threshold mode.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcMode {
+    /// Pause when an ingress queue reaches `xoff`.
+    Static,
+    /// Pause when an ingress queue reaches `alpha` x the free shared buffer.
+    Dynamic,
+}
+
+/// Priority flow control.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcCfg {
+    pub enabled: bool,
+    pub mode: PfcMode,
+    /// Static XOFF threshold per (ingress port, priority); 512 KB as in the ACC paper.
+    pub xoff: Size,
+    /// Dynamic threshold factor: XOFF = alpha x free shared buffer (1/8 in the HPCC simulator).
+    pub alpha: f64,
+    /// RESUME once the ingress queue is this far below the threshold (3 KiB as in the HPCC simulator).
+    pub resume_offset: Size,
+    /// Headroom per ingress port; default 3 x link bandwidth-delay product + 2 MTU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<Size>,
+    /// PAUSE frame size on the wire.
+    pub frame_bytes: u32,
+}
+
+impl Default for PfcCfg {
+    fn default() -> Self {
+        PfcCfg {
+            enabled: true,
+            mode: PfcMode::Static,
+            xoff: Size(512_000),
+            alpha: 0.125,
+            resume_offset: Size(3 * 1024),
+            headroom: None,
+            frame_bytes: 64,
+        }
+    }
+}
+
+/// RED/ECN marking at egress dequeue. Thresholds are given for `ref_rate` and scale linearly
+/// with each port's rate. Unset fields take the scheme's defaults (DCQCN: the HPCC simulator's
+/// maps, 400 KB / 1600 KB / 0.2 at 100 Gb/s); the resolved config shows the values used.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EcnCfg {
+    /// Marking on or off; unset means "as the scheme needs".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kmin: Option<Size>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kmax: Option<Size>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pmax: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ref_rate: Option<Rate>,
+}
+
+/// Host NIC and RDMA-RC-like transport.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostCfg {
+    /// Payload bytes per data packet (1000 as in the HPCC simulator).
+    pub mtu_payload_bytes: u32,
+    /// Header bytes added to every data packet (L2 14 + IP 20 + UDP 8 + SeqTs 6 = 48).
+    pub header_bytes: u32,
+    /// ACK / NACK / CNP size on the wire (60, the Ethernet minimum the HPCC simulator pads to).
+    pub ack_bytes: u32,
+    /// Send one ACK every this many data packets (and always for the last one).
+    pub ack_every_packets: u32,
+    /// Minimum gap between repeated NACKs for the same missing sequence (500 us, HPCC simulator).
+    pub nack_interval: Time,
+    /// Priority of ACK/NACK; unset means "as the scheme needs" (0 for DCQCN).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_priority: Option<u8>,
+}
+
+impl Default for HostCfg {
+    fn default() -> Self {
+        HostCfg {
+            mtu_payload_bytes: 1000,
+            header_bytes: 48,
+            ack_bytes: 60,
+            ack_every_packets: 1,
+            nack_interval: Time(500 * crate::sim::PS_PER_US),
+            ack_priority: None,
+        }
+    }
+}
+
+/// Congestion control: a scheme name and its parameters (`[cc.params]`, typed per scheme).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CcCfg {
+    pub scheme: String,
+    pub params: toml::Table,
+}
+
+impl Default for CcCfg {
+    fn default() -> Self {
+        CcCfg {
+            scheme: "none".into(),
+            params: toml::Table::new(),
+        }
+    }
+}
+
+/// Which hosts a generator may use.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum HostSet {
+    /// "all"
+    All(String),
+    /// Explicit host ids.
+    List(Vec<u32>),
+}
+
+impl Default for HostSet {
+    fn default() -> Self {
+        HostSet::All("all".into())
+    }
+}
+
+/// A traffic generator, selected by `kind`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadCfg {
+    /// Poisson arrivals per host sized to `load` of the host link, sizes from a CDF, random
+    /// destination among the other hosts (the HPCC simulator's traffic generator).
+    Poisson {
+        /// Built-in name (websearch, fb_hadoop, cache_follower, web_server, data_mining) or a path.
+        cdf: String,
+        load: f64,
+        #[serde(default)]
+        start: Time,
+        /// End of the arrival window.
+        stop: Time,
+        #[serde(default)]
+        hosts: HostSet,
+    },
+    /// N senders send `size` each to one receiver: once at `at`, or (with `load`) recurring as
+    /// a Poisson process whose incast bytes add `load` of the receivers' link capacity.
+    Incast {
+        senders: u32,
+        size: Size,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receiver: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<Time>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        load: Option<f64>,
+        #[serde(default)]
+        start: Time,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop: Option<Time>,
+        #[serde(default)]
+        hosts: HostSet,
+    },
+    /// Long-lived flows between host pairs, from `start` until `stop` (or the end of the run).
+    LongLived {
+        pairs: Vec<[u32; 2]>,
+        #[serde(default)]
+        start: Time,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop: Option<Time>,
+    },
+    /// A flow file of the HPCC simulator: first line the count, then
+    /// `src dst priority dport size_bytes start_seconds`.
+    FlowFile { path: String },
+}
+
+/// One explicit flow. Without `size` it is long-lived until `stop` (or the end of the run).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCfg {
+    pub src: u32,
+    pub dst: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Size>,
+    #[serde(default)]
+    pub start: Time,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Time>,
+}
+
+/// Optional probes; all off by default (they cost nothing when off).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputCfg {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queues: Option<QueueProbeCfg>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates: Option<RateProbeCfg>,
+    /// Record every PFC PAUSE/RESUME frame (per-port counters are always kept).
+    pub pfc_events: bool,
+}
+
+impl Default for OutputCfg {
+    fn default() -> Self {
+        OutputCfg {
+            queues: None,
+            rates: None,
+            pfc_events: true,
+        }
+    }
+}
+
+/// Queue-length and link-utilization samples at chosen egress ports.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueProbeCfg {
+    pub interval: Time,
+    /// Egress ports as "from->to" node names (e.g. "sw0->h16"), or ["all"] for every switch port.
+    pub ports: Vec<String>,
+}
+
+/// Per-flow sending-rate and throughput samples.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateProbeCfg {
+    pub interval: Time,
+    /// Flow ids, or empty for every flow.
+    #[serde(default)]
+    pub flows: Vec<u32>,
+}

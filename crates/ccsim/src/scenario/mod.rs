@@ -1,0 +1,198 @@
+//! Scenario files: TOML text + `--set key=value` overrides -> a validated, fully resolved
+//! config (every default filled in, written back as `config.toml` so any run can be repeated)
+//! -> a built `Simulation`. Every error names the field and says how to fix it.
+
+pub mod build;
+pub mod config;
+pub mod units;
+
+use config::ScenarioCfg;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Bad input: which field, and what is wrong with it (and how to fix it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    /// An error about `field`.
+    pub fn new(field: &str, message: impl Into<String>) -> Self {
+        ScenarioError {
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.field, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn join_path(prefix: &str, inner: &str) -> String {
+    match (prefix.is_empty(), inner.is_empty() || inner == ".") {
+        (true, _) => inner.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}.{inner}"),
+    }
+}
+
+/// Deserialize `T` from a TOML value; errors carry the dotted path under `prefix`.
+pub fn from_value<T: DeserializeOwned>(v: toml::Value, prefix: &str) -> Result<T, ScenarioError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = e.into_inner().to_string();
+        ScenarioError::new(&join_path(prefix, &path), msg.trim().to_string())
+    })
+}
+
+/// Deserialize `T` from `user` keys laid over the defaults `base` (so scheme-specific defaults apply).
+pub fn from_value_at<T: DeserializeOwned + Serialize>(
+    user: toml::Value,
+    prefix: &str,
+    base: T,
+) -> Result<T, ScenarioError> {
+    let mut merged = toml::Table::try_from(&base).expect("defaults serialize");
+    if let toml::Value::Table(t) = user {
+        for (k, v) in t {
+            merged.insert(k, v);
+        }
+    }
+    from_value(toml::Value::Table(merged), prefix)
+}
+
+/// Parse TOML text as `T` (used for auxiliary files); `what` names the source.
+pub fn parse_toml_as<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, ScenarioError> {
+    let v: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        ScenarioError::new(what, format!("TOML syntax error: {}", e.message()))
+    })?;
+    from_value(toml::Value::Table(v), what)
+}
+
+/// Apply one `dotted.key=value` override. The value is read as a TOML literal ("3", "1.5",
+/// "[1, 2]", "true", "\"x\""), and as a plain string otherwise ("100Gbps").
+pub fn apply_override(root: &mut toml::Table, spec: &str) -> Result<(), ScenarioError> {
+    let (key, raw) = spec.split_once('=').ok_or_else(|| {
+        ScenarioError::new(
+            "--set",
+            format!("`{spec}` is not key=value; write e.g. --set topology.hosts=8"),
+        )
+    })?;
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(|p| p.is_empty()) {
+        return Err(ScenarioError::new(
+            "--set",
+            format!("`{key}` is not a dotted key like cc.params.g"),
+        ));
+    }
+    let raw = raw.trim();
+    let value = match format!("v = {raw}").parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").expect("parsed"),
+        Err(_) => toml::Value::String(raw.to_string()),
+    };
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = root;
+    for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = cur
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = match entry {
+            toml::Value::Table(t) => t,
+            _ => {
+                return Err(ScenarioError::new(
+                    "--set",
+                    format!(
+                        "`{}` is not a table, so `{key}` cannot be set",
+                        parts[..=i].join(".")
+                    ),
+                ))
+            }
+        };
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+/// A loaded scenario: the resolved config and where its relative paths point.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub cfg: ScenarioCfg,
+    pub cc_params: crate::cc::CcParams,
+    pub base_dir: std::path::PathBuf,
+}
+
+impl Scenario {
+    /// Parse, override, validate and resolve a scenario.
+    pub fn load(
+        text: &str,
+        base_dir: &std::path::Path,
+        seed: Option<u64>,
+        overrides: &[String],
+    ) -> Result<Scenario, ScenarioError> {
+        let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            ScenarioError::new(
+                "scenario",
+                format!("TOML syntax error: {}", e.message().trim()),
+            )
+        })?;
+        for o in overrides {
+            apply_override(&mut root, o)?;
+        }
+        if let Some(s) = seed {
+            root.insert("seed".into(), toml::Value::Integer(s as i64));
+        }
+        let mut cfg: ScenarioCfg = from_value(toml::Value::Table(root), "")?;
+        let info = crate::cc::scheme(&cfg.cc.scheme).ok_or_else(|| {
+            let names: Vec<&str> = crate::cc::SCHEMES.iter().map(|s| s.name).collect();
+            ScenarioError::new(
+                "cc.scheme",
+                format!(
+                    "unknown scheme `{}`; use one of: {}",
+                    cfg.cc.scheme,
+                    names.join(", ")
+                ),
+            )
+        })?;
+        let cc_params = crate::cc::CcParams::parse(&cfg.cc.scheme, &cfg.cc.params)?;
+        if let crate::cc::CcParams::Dcqcn(p) = &cc_params {
+            p.validate()?;
+        }
+        cfg.cc.params = cc_params.to_table();
+        // Fill scheme-dependent defaults so the resolved config is explicit.
+        let ecn = &mut cfg.fabric.ecn;
+        let (kmin, kmax, pmax, rref) = info.ecn_defaults;
+        ecn.enabled.get_or_insert(info.uses_ecn);
+        if ecn.enabled == Some(true) {
+            let (dkmin, dkmax, dpmax, dref) = if info.uses_ecn {
+                (kmin, kmax, pmax, rref)
+            } else {
+                crate::cc::scheme("dcqcn").unwrap().ecn_defaults
+            };
+            ecn.kmin.get_or_insert(units::Size(dkmin));
+            ecn.kmax.get_or_insert(units::Size(dkmax));
+            ecn.pmax.get_or_insert(dpmax);
+            ecn.ref_rate.get_or_insert(units::Rate(dref));
+        }
+        cfg.host.ack_priority.get_or_insert(info.ack_priority);
+        Ok(Scenario {
+            cfg,
+            cc_params,
+            base_dir: base_dir.to_path_buf(),
+        })
+    }
+
+    /// The fully resolved config as TOML (re-loadable to the same run).
+    pub fn resolved_toml(&self) -> String {
+        toml::to_string(&self.cfg).expect("config serializes")
+    }
+}

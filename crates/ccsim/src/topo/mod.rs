@@ -1,0 +1,592 @@
+//! Topologies: builders for star, dumbbell, leaf-spine, fat-tree and the ACC chain, readers for
+//! ccsim's own topology file and the HPCC simulator's format, and shortest-path ECMP routing.
+//! A `Topology` is plain data (nodes, links); `Routes` maps (switch, destination host) to the
+//! equal-cost egress choices.
+
+use crate::scenario::config::{LinkCfg, TopologyCfg};
+use crate::scenario::ScenarioError;
+use std::collections::VecDeque;
+
+/// Where a node sits in the fabric, for per-layer metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Layer {
+    Host,
+    Tor,
+    Agg,
+    Core,
+}
+
+impl Layer {
+    /// Lower-case name used in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Host => "host",
+            Layer::Tor => "tor",
+            Layer::Agg => "agg",
+            Layer::Core => "core",
+        }
+    }
+    fn parse(s: &str) -> Option<Layer> {
+        Some(match s {
+            "host" => Layer::Host,
+            "tor" => Layer::Tor,
+            "agg" => Layer::Agg,
+            "core" => Layer::Core,
+            _ => return None,
+        })
+    }
+}
+
+/// A node: a host (one NIC port) or a switch.
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    pub name: String,
+    pub layer: Layer,
+}
+
+/// A full-duplex link between two nodes.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkInfo {
+    pub a: u32,
+    pub b: u32,
+    pub rate_bps: u64,
+    pub delay_ps: u64,
+}
+
+/// Nodes and links. Hosts are numbered by `hosts` (host id -> node id).
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub nodes: Vec<NodeInfo>,
+    pub links: Vec<LinkInfo>,
+    pub hosts: Vec<u32>,
+}
+
+fn err(field: &str, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(field, msg)
+}
+
+impl Topology {
+    fn add(&mut self, name: String, layer: Layer) -> u32 {
+        let id = self.nodes.len() as u32;
+        if layer == Layer::Host {
+            self.hosts.push(id);
+        }
+        self.nodes.push(NodeInfo { name, layer });
+        id
+    }
+    fn link(&mut self, a: u32, b: u32, l: LinkCfg) {
+        self.links.push(LinkInfo {
+            a,
+            b,
+            rate_bps: l.rate.0,
+            delay_ps: l.delay.0,
+        });
+    }
+
+    /// Node id of a name.
+    pub fn node_by_name(&self, name: &str) -> Option<u32> {
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as u32)
+    }
+
+    /// Build the topology a scenario describes; `base_dir` resolves file paths.
+    pub fn build(cfg: &TopologyCfg, base_dir: &std::path::Path) -> Result<Topology, ScenarioError> {
+        let mut t = Topology::default();
+        let pos = |f: &str, v: u32| {
+            if v == 0 {
+                Err(err(f, "must be at least 1"))
+            } else {
+                Ok(v)
+            }
+        };
+        match cfg {
+            TopologyCfg::Star { hosts, link } => {
+                pos("topology.hosts", *hosts)?;
+                if *hosts < 2 {
+                    return Err(err("topology.hosts", "a star needs at least 2 hosts"));
+                }
+                let hs: Vec<u32> = (0..*hosts)
+                    .map(|i| t.add(format!("h{i}"), Layer::Host))
+                    .collect();
+                let sw = t.add("sw0".into(), Layer::Tor);
+                for h in hs {
+                    t.link(h, sw, *link);
+                }
+            }
+            TopologyCfg::Dumbbell {
+                left_hosts,
+                right_hosts,
+                host_link,
+                bottleneck,
+            } => {
+                pos("topology.left_hosts", *left_hosts)?;
+                pos("topology.right_hosts", *right_hosts)?;
+                let l: Vec<u32> = (0..*left_hosts)
+                    .map(|i| t.add(format!("h{i}"), Layer::Host))
+                    .collect();
+                let r: Vec<u32> = (0..*right_hosts)
+                    .map(|i| t.add(format!("h{}", left_hosts + i), Layer::Host))
+                    .collect();
+                let sl = t.add("swL".into(), Layer::Tor);
+                let sr = t.add("swR".into(), Layer::Tor);
+                for h in l {
+                    t.link(h, sl, *host_link);
+                }
+                for h in r {
+                    t.link(h, sr, *host_link);
+                }
+                t.link(sl, sr, *bottleneck);
+            }
+            TopologyCfg::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+                host_link,
+                fabric_link,
+            } => {
+                pos("topology.leaves", *leaves)?;
+                pos("topology.spines", *spines)?;
+                pos("topology.hosts_per_leaf", *hosts_per_leaf)?;
+                let n = leaves * hosts_per_leaf;
+                let hs: Vec<u32> = (0..n)
+                    .map(|i| t.add(format!("h{i}"), Layer::Host))
+                    .collect();
+                let lv: Vec<u32> = (0..*leaves)
+                    .map(|i| t.add(format!("leaf{i}"), Layer::Tor))
+                    .collect();
+                let sp: Vec<u32> = (0..*spines)
+                    .map(|i| t.add(format!("spine{i}"), Layer::Agg))
+                    .collect();
+                for (i, h) in hs.iter().enumerate() {
+                    t.link(*h, lv[i / *hosts_per_leaf as usize], *host_link);
+                }
+                for &l in &lv {
+                    for &s in &sp {
+                        t.link(l, s, *fabric_link);
+                    }
+                }
+            }
+            TopologyCfg::FatTree {
+                k,
+                pods,
+                tors_per_pod,
+                aggs_per_pod,
+                cores,
+                hosts_per_tor,
+                host_link,
+                fabric_link,
+            } => {
+                let (p, tp, ap, c, hpt) = match k {
+                    Some(k) => {
+                        if *k < 2 || !k.is_multiple_of(2) {
+                            return Err(err(
+                                "topology.k",
+                                format!(
+                                    "must be an even number >= 2, got {k}; use e.g. 4, 8 or 16"
+                                ),
+                            ));
+                        }
+                        if pods.is_some()
+                            || tors_per_pod.is_some()
+                            || aggs_per_pod.is_some()
+                            || cores.is_some()
+                            || hosts_per_tor.is_some()
+                        {
+                            return Err(err("topology.k", "give either `k` or the explicit shape (pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor), not both"));
+                        }
+                        (*k, k / 2, k / 2, (k / 2) * (k / 2), k / 2)
+                    }
+                    None => {
+                        let need = |f: &str, v: Option<u32>| -> Result<u32, ScenarioError> {
+                            let v = v.ok_or_else(|| err(&format!("topology.{f}"), "missing; give `k` or all of pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor"))?;
+                            pos(&format!("topology.{f}"), v)
+                        };
+                        (
+                            need("pods", *pods)?,
+                            need("tors_per_pod", *tors_per_pod)?,
+                            need("aggs_per_pod", *aggs_per_pod)?,
+                            need("cores", *cores)?,
+                            need("hosts_per_tor", *hosts_per_tor)?,
+                        )
+                    }
+                };
+                if !c.is_multiple_of(ap) {
+                    return Err(err("topology.cores", format!("{c} cores cannot be split evenly over {ap} aggregation switches per pod; use a multiple of {ap}")));
+                }
+                let ntor = p * tp;
+                let hs: Vec<u32> = (0..ntor * hpt)
+                    .map(|i| t.add(format!("h{i}"), Layer::Host))
+                    .collect();
+                let tors: Vec<u32> = (0..ntor)
+                    .map(|i| t.add(format!("tor{i}"), Layer::Tor))
+                    .collect();
+                let aggs: Vec<u32> = (0..p * ap)
+                    .map(|i| t.add(format!("agg{i}"), Layer::Agg))
+                    .collect();
+                let cs: Vec<u32> = (0..c)
+                    .map(|i| t.add(format!("core{i}"), Layer::Core))
+                    .collect();
+                for (i, h) in hs.iter().enumerate() {
+                    t.link(*h, tors[i / hpt as usize], *host_link);
+                }
+                let per_agg = c / ap;
+                for pod in 0..p {
+                    for ti in 0..tp {
+                        for ai in 0..ap {
+                            t.link(
+                                tors[(pod * tp + ti) as usize],
+                                aggs[(pod * ap + ai) as usize],
+                                *fabric_link,
+                            );
+                        }
+                    }
+                    for ai in 0..ap {
+                        for ci in 0..per_agg {
+                            t.link(
+                                aggs[(pod * ap + ai) as usize],
+                                cs[(ai * per_agg + ci) as usize],
+                                *fabric_link,
+                            );
+                        }
+                    }
+                }
+            }
+            TopologyCfg::Chain { bursts, link } => {
+                let s0 = t.add("S0".into(), Layer::Host);
+                let s1 = t.add("S1".into(), Layer::Host);
+                let r0 = t.add("R0".into(), Layer::Host);
+                let r1 = t.add("R1".into(), Layer::Host);
+                let hs: Vec<u32> = (1..=*bursts)
+                    .map(|i| t.add(format!("H{i}"), Layer::Host))
+                    .collect();
+                let sw: Vec<u32> = (1..=4)
+                    .map(|i| t.add(format!("SW{i}"), Layer::Tor))
+                    .collect();
+                t.link(s0, sw[0], *link);
+                t.link(s1, sw[0], *link);
+                t.link(sw[0], sw[1], *link);
+                t.link(sw[1], sw[2], *link);
+                t.link(sw[2], sw[3], *link);
+                t.link(r0, sw[2], *link);
+                t.link(sw[3], r1, *link);
+                for h in hs {
+                    t.link(h, sw[3], *link);
+                }
+            }
+            TopologyCfg::File { path } => t = read_ccsim_file(&base_dir.join(path), path)?,
+            TopologyCfg::Hpcc { path } => t = read_hpcc_file(&base_dir.join(path), path)?,
+        }
+        t.check()?;
+        Ok(t)
+    }
+
+    fn check(&self) -> Result<(), ScenarioError> {
+        if self.hosts.len() < 2 {
+            return Err(err("topology", "needs at least 2 hosts"));
+        }
+        let mut host_degree = vec![0u32; self.nodes.len()];
+        for (i, l) in self.links.iter().enumerate() {
+            if l.rate_bps == 0 {
+                return Err(err(&format!("topology.links[{i}].rate"), "must be > 0"));
+            }
+            if l.a == l.b {
+                return Err(err(
+                    &format!("topology.links[{i}]"),
+                    format!("links node `{}` to itself", self.nodes[l.a as usize].name),
+                ));
+            }
+            for n in [l.a, l.b] {
+                if self.nodes[n as usize].layer == Layer::Host {
+                    host_degree[n as usize] += 1;
+                }
+            }
+            if self.nodes[l.a as usize].layer == Layer::Host
+                && self.nodes[l.b as usize].layer == Layer::Host
+            {
+                return Err(err(
+                    &format!("topology.links[{i}]"),
+                    "connects two hosts directly; put a switch between them",
+                ));
+            }
+        }
+        for &h in &self.hosts {
+            if host_degree[h as usize] != 1 {
+                return Err(err(
+                    "topology",
+                    format!(
+                        "host `{}` has {} links; every host needs exactly one NIC link",
+                        self.nodes[h as usize].name, host_degree[h as usize]
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// ccsim's topology file: TOML with `[[node]] name, layer` and `[[link]] a, b, rate, delay`.
+fn read_ccsim_file(path: &std::path::Path, shown: &str) -> Result<Topology, ScenarioError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct N {
+        name: String,
+        layer: String,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct L {
+        a: String,
+        b: String,
+        rate: crate::scenario::units::Rate,
+        delay: crate::scenario::units::Time,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct F {
+        node: Vec<N>,
+        link: Vec<L>,
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err("topology.path", format!("cannot read `{shown}`: {e}")))?;
+    let f: F = crate::scenario::parse_toml_as(&text, &format!("topology file {shown}"))?;
+    let mut t = Topology::default();
+    for (i, n) in f.node.iter().enumerate() {
+        let layer = Layer::parse(&n.layer).ok_or_else(|| {
+            err(
+                &format!("{shown}: node[{i}].layer"),
+                format!("unknown layer `{}`; use host, tor, agg or core", n.layer),
+            )
+        })?;
+        if t.node_by_name(&n.name).is_some() {
+            return Err(err(
+                &format!("{shown}: node[{i}].name"),
+                format!("duplicate node name `{}`", n.name),
+            ));
+        }
+        t.add(n.name.clone(), layer);
+    }
+    for (i, l) in f.link.iter().enumerate() {
+        let find = |s: &str, f: &str| {
+            t.node_by_name(s).ok_or_else(|| {
+                err(
+                    &format!("{shown}: link[{i}].{f}"),
+                    format!("unknown node `{s}`; declare it in a [[node]]"),
+                )
+            })
+        };
+        let (a, b) = (find(&l.a, "a")?, find(&l.b, "b")?);
+        t.links.push(LinkInfo {
+            a,
+            b,
+            rate_bps: l.rate.0,
+            delay_ps: l.delay.0,
+        });
+    }
+    Ok(t)
+}
+
+/// The HPCC simulator's topology file: `nodes switches links`, the switch ids, then
+/// `src dst rate delay error_rate` per link. Switch layers are inferred from distance to hosts.
+fn read_hpcc_file(path: &std::path::Path, shown: &str) -> Result<Topology, ScenarioError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err("topology.path", format!("cannot read `{shown}`: {e}")))?;
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let f = |line: usize, m: String| err(&format!("{shown}: line {line}"), m);
+    let head: Vec<u64> = lines
+        .next()
+        .ok_or_else(|| f(1, "empty file".into()))?
+        .split_whitespace()
+        .map(|x| x.parse::<u64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| f(1, "expected `nodes switches links` as integers".into()))?;
+    if head.len() != 3 {
+        return Err(f(1, "expected `nodes switches links`".into()));
+    }
+    let (n, ns, nl) = (head[0] as usize, head[1] as usize, head[2] as usize);
+    let sw_line = if ns > 0 {
+        lines.next().unwrap_or("")
+    } else {
+        ""
+    };
+    let mut is_sw = vec![false; n];
+    for x in sw_line.split_whitespace() {
+        let id: usize = x
+            .parse()
+            .map_err(|_| f(2, format!("switch id `{x}` is not an integer")))?;
+        if id >= n {
+            return Err(f(2, format!("switch id {id} >= node count {n}")));
+        }
+        is_sw[id] = true;
+    }
+    let mut links = Vec::new();
+    for i in 0..nl {
+        let ln = i + 3;
+        let l = lines
+            .next()
+            .ok_or_else(|| f(ln, format!("expected {nl} links, found {i}")))?;
+        let p: Vec<&str> = l.split_whitespace().collect();
+        if p.len() < 4 {
+            return Err(f(ln, "expected `src dst rate delay error_rate`".into()));
+        }
+        let a: usize = p[0]
+            .parse()
+            .map_err(|_| f(ln, format!("bad node id `{}`", p[0])))?;
+        let b: usize = p[1]
+            .parse()
+            .map_err(|_| f(ln, format!("bad node id `{}`", p[1])))?;
+        if a >= n || b >= n {
+            return Err(f(ln, format!("node id out of range (nodes = {n})")));
+        }
+        let rate = crate::sim::parse_rate_bps(p[2]).map_err(|e| f(ln, e))?;
+        let delay = crate::sim::parse_time_ps(p[3]).map_err(|e| f(ln, e))?;
+        links.push((a, b, rate, delay));
+    }
+    // Layers: distance (in switch hops) from the nearest host.
+    let mut adj = vec![Vec::new(); n];
+    for &(a, b, _, _) in &links {
+        adj[a].push(b);
+        adj[b].push(a);
+    }
+    let mut dist = vec![u32::MAX; n];
+    let mut q = VecDeque::new();
+    for i in 0..n {
+        if !is_sw[i] {
+            dist[i] = 0;
+            q.push_back(i);
+        }
+    }
+    while let Some(u) = q.pop_front() {
+        for &v in &adj[u] {
+            if dist[v] == u32::MAX {
+                dist[v] = dist[u] + 1;
+                q.push_back(v);
+            }
+        }
+    }
+    let mut t = Topology::default();
+    let mut map = vec![0u32; n];
+    for i in 0..n {
+        let layer = if !is_sw[i] {
+            Layer::Host
+        } else {
+            match dist[i] {
+                1 => Layer::Tor,
+                2 => Layer::Agg,
+                _ => Layer::Core,
+            }
+        };
+        map[i] = t.add(
+            if is_sw[i] {
+                format!("n{i}")
+            } else {
+                format!("h{}", t.hosts.len())
+            },
+            layer,
+        );
+    }
+    for (a, b, rate, delay) in links {
+        t.links.push(LinkInfo {
+            a: map[a],
+            b: map[b],
+            rate_bps: rate,
+            delay_ps: delay,
+        });
+    }
+    Ok(t)
+}
+
+/// Shortest-path next hops: for every (switch, destination host), the egress ports on a
+/// shortest path, stored flat. ECMP picks among them by flow hash.
+pub struct Routes {
+    /// Index = switch_index * num_hosts + host -> (offset into `ports`, count).
+    entries: Vec<(u32, u16)>,
+    ports: Vec<u32>,
+    num_hosts: usize,
+}
+
+impl Routes {
+    /// Compute routes. `node_ports[n]` lists (port id, peer node) of node n; `switch_index[n]`
+    /// is the dense index of switch n (u32::MAX for hosts).
+    pub fn compute(
+        t: &Topology,
+        node_ports: &[Vec<(u32, u32)>],
+        switch_index: &[u32],
+    ) -> Result<Routes, ScenarioError> {
+        let n = t.nodes.len();
+        let nh = t.hosts.len();
+        let nsw = switch_index.iter().filter(|&&x| x != u32::MAX).count();
+        let mut entries = vec![(0u32, 0u16); nsw * nh];
+        let mut ports = Vec::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut q = VecDeque::new();
+        for (hi, &h) in t.hosts.iter().enumerate() {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[h as usize] = 0;
+            q.clear();
+            q.push_back(h);
+            while let Some(u) = q.pop_front() {
+                // Hosts do not forward: only expand from the destination itself or switches.
+                if u != h && switch_index[u as usize] == u32::MAX {
+                    continue;
+                }
+                for &(_, v) in &node_ports[u as usize] {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        q.push_back(v);
+                    }
+                }
+            }
+            for s in 0..n {
+                let si = switch_index[s];
+                if si == u32::MAX {
+                    continue;
+                }
+                if dist[s] == u32::MAX {
+                    return Err(err(
+                        "topology",
+                        format!(
+                            "switch `{}` cannot reach host `{}`; the topology is not connected",
+                            t.nodes[s].name, t.nodes[h as usize].name
+                        ),
+                    ));
+                }
+                let off = ports.len() as u32;
+                for &(p, v) in &node_ports[s] {
+                    if dist[v as usize] != u32::MAX
+                        && dist[v as usize] + 1 == dist[s]
+                        && (v == h || switch_index[v as usize] != u32::MAX)
+                    {
+                        ports.push(p);
+                    }
+                }
+                let cnt = ports.len() as u32 - off;
+                entries[si as usize * nh + hi] = (off, cnt as u16);
+            }
+        }
+        Ok(Routes {
+            entries,
+            ports,
+            num_hosts: nh,
+        })
+    }
+
+    /// Equal-cost egress ports at switch `si` toward host `dst`.
+    #[inline]
+    pub fn next_hops(&self, si: u32, dst: u32) -> &[u32] {
+        let (off, cnt) = self.entries[si as usize * self.num_hosts + dst as usize];
+        &self.ports[off as usize..off as usize + cnt as usize]
+    }
+}
+
+/// Topology kinds for `ccsim list`.
+pub const CATALOG: &[(&str, &str)] = &[
+    ("star", "N hosts on one switch (hosts, link)"),
+    ("dumbbell", "two switches and one bottleneck link (left_hosts, right_hosts, host_link, bottleneck)"),
+    ("leaf_spine", "two-tier Clos (leaves, spines, hosts_per_leaf, host_link, fabric_link)"),
+    ("fat_tree", "three-tier fat-tree: k-ary (k) or explicit (pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor); the ACC/RCC fabric is 5 x (4+4), 16 cores, 16 hosts/ToR"),
+    ("chain", "ACC Figure 1(a): S0,S1 -> SW1..SW4, R0 on SW3, R1 and H1..HN on SW4 (bursts, link)"),
+    ("file", "ccsim topology file: TOML [[node]] name/layer, [[link]] a/b/rate/delay (path)"),
+    ("hpcc", "HPCC ns-3 simulator topology file (path)"),
+];

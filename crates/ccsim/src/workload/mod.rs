@@ -1,0 +1,420 @@
+//! Traffic: flow-size CDFs (the published ones ship inside the crate), Poisson arrivals sized to
+//! a target load (the HPCC simulator's generator: per host, mean gap = mean_size x 8 /
+//! (link_rate x load), destination uniform over the other hosts), incast (once or recurring),
+//! long-lived flows, and the HPCC simulator's flow files. Output: a list of flow specs.
+
+use crate::scenario::config::{HostSet, WorkloadCfg};
+use crate::scenario::ScenarioError;
+use crate::sim::{Rng, PS_PER_S};
+
+/// A flow to create: endpoints are host ids; `size_bytes` None = long-lived.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: Option<u64>,
+    pub start_ps: u64,
+    pub stop_ps: Option<u64>,
+}
+
+/// The built-in CDFs: (name, file text).
+pub const BUILTIN_CDFS: &[(&str, &str)] = &[
+    ("websearch", include_str!("../../workloads/websearch.cdf")),
+    ("fb_hadoop", include_str!("../../workloads/fb_hadoop.cdf")),
+    (
+        "cache_follower",
+        include_str!("../../workloads/cache_follower.cdf"),
+    ),
+    ("web_server", include_str!("../../workloads/web_server.cdf")),
+    (
+        "data_mining",
+        include_str!("../../workloads/data_mining.cdf"),
+    ),
+];
+
+/// A piecewise-linear flow-size CDF.
+#[derive(Clone, Debug)]
+pub struct Cdf {
+    /// (size_bytes, cumulative probability), sizes non-decreasing, probabilities increasing to 1.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Cdf {
+    /// Parse `size cumulative_probability` lines (`#` comments). `what` names the source in errors.
+    pub fn parse(text: &str, what: &str) -> Result<Cdf, ScenarioError> {
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap().trim();
+            if line.is_empty() {
+                continue;
+            }
+            let e = |m: String| ScenarioError::new(&format!("{what}: line {}", i + 1), m);
+            let mut it = line.split_whitespace();
+            let (Some(a), Some(b), None) = (it.next(), it.next(), it.next()) else {
+                return Err(e("expected `size_bytes cumulative_probability`".into()));
+            };
+            let x: f64 = a
+                .parse()
+                .map_err(|_| e(format!("size `{a}` is not a number")))?;
+            let mut y: f64 = b
+                .parse()
+                .map_err(|_| e(format!("probability `{b}` is not a number")))?;
+            if y > 1.0 + 1e-9 && y <= 100.0 {
+                return Err(e(format!(
+                    "probability {y} > 1; write probabilities in [0, 1], not percent"
+                )));
+            }
+            if !(0.0..=1.0 + 1e-9).contains(&y) || x < 0.0 {
+                return Err(e(format!(
+                    "({x}, {y}) out of range: sizes must be >= 0 and probabilities in [0, 1]"
+                )));
+            }
+            y = y.min(1.0);
+            if let Some(&(px, py)) = points.last() {
+                if x < px || y < py {
+                    return Err(e(format!("not monotone: ({x}, {y}) after ({px}, {py}); sizes and probabilities must not decrease")));
+                }
+            }
+            points.push((x, y));
+        }
+        match points.last() {
+            None => Err(ScenarioError::new(what, "the CDF has no points")),
+            Some(&(_, y)) if (y - 1.0).abs() > 1e-6 => Err(ScenarioError::new(
+                what,
+                format!(
+                    "the CDF ends at probability {y}, not 1; add a last point with probability 1"
+                ),
+            )),
+            _ => Ok(Cdf { points }),
+        }
+    }
+
+    /// A built-in CDF by name, or a file relative to `base_dir`.
+    pub fn load(
+        name_or_path: &str,
+        base_dir: &std::path::Path,
+        field: &str,
+    ) -> Result<Cdf, ScenarioError> {
+        if let Some((_, text)) = BUILTIN_CDFS.iter().find(|(n, _)| *n == name_or_path) {
+            return Cdf::parse(text, name_or_path);
+        }
+        let path = base_dir.join(name_or_path);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            let names: Vec<&str> = BUILTIN_CDFS.iter().map(|c| c.0).collect();
+            ScenarioError::new(
+                field,
+                format!(
+                    "`{name_or_path}` is neither a built-in CDF ({}) nor a readable file: {e}",
+                    names.join(", ")
+                ),
+            )
+        })?;
+        Cdf::parse(&text, name_or_path)
+    }
+
+    /// Mean of the piecewise-linear distribution (trapezoids; an initial jump counts as a point mass).
+    pub fn mean(&self) -> f64 {
+        let (x0, y0) = self.points[0];
+        let mut m = x0 * y0;
+        for w in self.points.windows(2) {
+            let ((xa, ya), (xb, yb)) = (w[0], w[1]);
+            m += (yb - ya) * (xa + xb) / 2.0;
+        }
+        m
+    }
+
+    /// Inverse-CDF sample by linear interpolation (at least 1 byte).
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        let u = rng.uniform();
+        self.quantile(u)
+    }
+
+    /// The size at cumulative probability `u`.
+    pub fn quantile(&self, u: f64) -> u64 {
+        let p = &self.points;
+        if u <= p[0].1 {
+            return (p[0].0.round() as u64).max(1);
+        }
+        for w in p.windows(2) {
+            let ((xa, ya), (xb, yb)) = (w[0], w[1]);
+            if u <= yb && yb > ya {
+                let x = xa + (xb - xa) * (u - ya) / (yb - ya);
+                return (x.round() as u64).max(1);
+            }
+        }
+        (p[p.len() - 1].0.round() as u64).max(1)
+    }
+
+    /// Cumulative probability at `x` (for goodness-of-fit tests).
+    pub fn cdf_at(&self, x: f64) -> f64 {
+        let p = &self.points;
+        if x < p[0].0 {
+            return 0.0;
+        }
+        for w in p.windows(2) {
+            let ((xa, ya), (xb, yb)) = (w[0], w[1]);
+            if x < xb {
+                return if xb > xa {
+                    ya + (yb - ya) * (x - xa) / (xb - xa)
+                } else {
+                    yb
+                };
+            }
+        }
+        1.0
+    }
+}
+
+fn hosts_of(set: &HostSet, n_hosts: u32, field: &str) -> Result<Vec<u32>, ScenarioError> {
+    match set {
+        HostSet::All(s) if s == "all" => Ok((0..n_hosts).collect()),
+        HostSet::All(s) => Err(ScenarioError::new(
+            field,
+            format!("`{s}`: write \"all\" or a list of host ids"),
+        )),
+        HostSet::List(v) => {
+            for &h in v {
+                if h >= n_hosts {
+                    return Err(ScenarioError::new(
+                        field,
+                        format!("unknown host {h}; hosts are 0..{}", n_hosts - 1),
+                    ));
+                }
+            }
+            if v.len() < 2 {
+                return Err(ScenarioError::new(field, "needs at least 2 hosts"));
+            }
+            Ok(v.clone())
+        }
+    }
+}
+
+fn load_ok(load: f64, field: &str) -> Result<(), ScenarioError> {
+    if !(load > 0.0 && load <= 1.0) {
+        return Err(ScenarioError::new(
+            field,
+            format!("load {load} must be in (0, 1]"),
+        ));
+    }
+    Ok(())
+}
+
+/// Generate the flows of one `[[workload]]` entry (index `wi`), with host link rates known.
+pub fn generate(
+    w: &WorkloadCfg,
+    wi: usize,
+    host_rate_bps: &[u64],
+    base_dir: &std::path::Path,
+    rng: &mut Rng,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let nh = host_rate_bps.len() as u32;
+    let field = |f: &str| format!("workload[{wi}].{f}");
+    let mut out = Vec::new();
+    match w {
+        WorkloadCfg::Poisson {
+            cdf,
+            load,
+            start,
+            stop,
+            hosts,
+        } => {
+            load_ok(*load, &field("load"))?;
+            if stop.0 <= start.0 {
+                return Err(ScenarioError::new(&field("stop"), "must be after `start`"));
+            }
+            let cdf = Cdf::load(cdf, base_dir, &field("cdf"))?;
+            let hs = hosts_of(hosts, nh, &field("hosts"))?;
+            let mean = cdf.mean();
+            for &src in &hs {
+                let gap_s = mean * 8.0 / (host_rate_bps[src as usize] as f64 * load);
+                let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
+                while t < stop.0 as f64 {
+                    let mut dst = hs[rng.below(hs.len() as u64 - 1) as usize];
+                    if dst == src {
+                        dst = hs[hs.len() - 1];
+                    }
+                    let size = cdf.sample(rng);
+                    out.push(FlowSpec {
+                        src,
+                        dst,
+                        size_bytes: Some(size),
+                        start_ps: t as u64,
+                        stop_ps: None,
+                    });
+                    t += rng.exponential(gap_s) * PS_PER_S as f64;
+                }
+            }
+        }
+        WorkloadCfg::Incast {
+            senders,
+            size,
+            receiver,
+            at,
+            load,
+            start,
+            stop,
+            hosts,
+        } => {
+            let hs = hosts_of(hosts, nh, &field("hosts"))?;
+            if *senders == 0 || *senders as usize >= hs.len() {
+                return Err(ScenarioError::new(
+                    &field("senders"),
+                    format!(
+                        "must be between 1 and {} (hosts available minus the receiver)",
+                        hs.len() - 1
+                    ),
+                ));
+            }
+            if let Some(r) = receiver {
+                if !hs.contains(r) {
+                    return Err(ScenarioError::new(
+                        &field("receiver"),
+                        format!("unknown host {r}; hosts are 0..{}", nh - 1),
+                    ));
+                }
+            }
+            if size.0 == 0 {
+                return Err(ScenarioError::new(&field("size"), "must be > 0"));
+            }
+            let one = |t: u64, rng: &mut Rng, out: &mut Vec<FlowSpec>| {
+                let dst = receiver.unwrap_or_else(|| hs[rng.below(hs.len() as u64) as usize]);
+                // Choose `senders` distinct hosts other than the receiver (partial Fisher-Yates).
+                let mut pool: Vec<u32> = hs.iter().copied().filter(|&h| h != dst).collect();
+                for k in 0..*senders as usize {
+                    let j = k + rng.below((pool.len() - k) as u64) as usize;
+                    pool.swap(k, j);
+                    out.push(FlowSpec {
+                        src: pool[k],
+                        dst,
+                        size_bytes: Some(size.0),
+                        start_ps: t,
+                        stop_ps: None,
+                    });
+                }
+            };
+            match (at, load) {
+                (Some(t), None) => one(t.0, rng, &mut out),
+                (None, Some(l)) => {
+                    load_ok(*l, &field("load"))?;
+                    let stop = stop.ok_or_else(|| ScenarioError::new(&field("stop"), "a recurring incast (with `load`) needs `stop`"))?;
+                    // Incast bytes per second = load x the total host link capacity of the set.
+                    let cap_bps: f64 = hs.iter().map(|&h| host_rate_bps[h as usize] as f64).sum();
+                    let bits = *senders as f64 * size.0 as f64 * 8.0;
+                    let gap_s = bits / (cap_bps * l);
+                    let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
+                    while t < stop.0 as f64 {
+                        one(t as u64, rng, &mut out);
+                        t += rng.exponential(gap_s) * PS_PER_S as f64;
+                    }
+                }
+                _ => return Err(ScenarioError::new(&field("at"), "give either `at` (one incast) or `load` (recurring incasts), not both or neither")),
+            }
+        }
+        WorkloadCfg::LongLived { pairs, start, stop } => {
+            for (i, [s, d]) in pairs.iter().enumerate() {
+                for h in [s, d] {
+                    if *h >= nh {
+                        return Err(ScenarioError::new(
+                            &field(&format!("pairs[{i}]")),
+                            format!("unknown host {h}; hosts are 0..{}", nh - 1),
+                        ));
+                    }
+                }
+                if s == d {
+                    return Err(ScenarioError::new(
+                        &field(&format!("pairs[{i}]")),
+                        "source and destination are the same host",
+                    ));
+                }
+                out.push(FlowSpec {
+                    src: *s,
+                    dst: *d,
+                    size_bytes: None,
+                    start_ps: start.0,
+                    stop_ps: stop.map(|t| t.0),
+                });
+            }
+        }
+        WorkloadCfg::FlowFile { path } => out = read_hpcc_flows(&base_dir.join(path), path, nh)?,
+    }
+    Ok(out)
+}
+
+/// The HPCC simulator's flow file: first line the count, then `src dst priority dport size start_s`.
+/// Node ids are taken as host ids (hosts come first in the HPCC topology numbering).
+pub fn read_hpcc_flows(
+    path: &std::path::Path,
+    shown: &str,
+    n_hosts: u32,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::new("workload.path", format!("cannot read `{shown}`: {e}")))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let e = |ln: usize, m: String| ScenarioError::new(&format!("{shown}: line {}", ln + 1), m);
+    let (ln, first) = lines.next().ok_or_else(|| e(0, "empty flow file".into()))?;
+    let n: usize = first
+        .trim()
+        .parse()
+        .map_err(|_| e(ln, "first line must be the number of flows".into()))?;
+    let mut out = Vec::with_capacity(n);
+    for (ln, l) in lines {
+        let p: Vec<&str> = l.split_whitespace().collect();
+        if p.len() < 6 {
+            return Err(e(
+                ln,
+                "expected `src dst priority dport size_bytes start_seconds`".into(),
+            ));
+        }
+        let src: u32 = p[0]
+            .parse()
+            .map_err(|_| e(ln, format!("bad src `{}`", p[0])))?;
+        let dst: u32 = p[1]
+            .parse()
+            .map_err(|_| e(ln, format!("bad dst `{}`", p[1])))?;
+        let size: u64 = p[4]
+            .parse()
+            .map_err(|_| e(ln, format!("bad size `{}`", p[4])))?;
+        let start: f64 = p[5]
+            .parse()
+            .map_err(|_| e(ln, format!("bad start time `{}`", p[5])))?;
+        if src >= n_hosts || dst >= n_hosts {
+            return Err(e(
+                ln,
+                format!("host id out of range: hosts are 0..{}", n_hosts - 1),
+            ));
+        }
+        if src == dst {
+            return Err(e(ln, "source and destination are the same host".into()));
+        }
+        if start.is_nan() || start < 0.0 {
+            return Err(e(ln, "start time must be >= 0 seconds".into()));
+        }
+        out.push(FlowSpec {
+            src,
+            dst,
+            size_bytes: Some(size),
+            start_ps: (start * PS_PER_S as f64).round() as u64,
+            stop_ps: None,
+        });
+    }
+    if out.len() != n {
+        return Err(e(0, format!("declares {n} flows but lists {}", out.len())));
+    }
+    Ok(out)
+}
+
+/// Workload kinds and built-in CDFs for `ccsim list`.
+pub const CATALOG: &[(&str, &str)] = &[
+    ("poisson", "Poisson arrivals per host at a target load of the host link, sizes from a CDF (cdf, load, start, stop, hosts)"),
+    ("incast", "N senders x size to one receiver, once (at) or recurring at a target load (load, start, stop)"),
+    ("long_lived", "long-lived flows between host pairs (pairs, start, stop)"),
+    ("flow_file", "HPCC ns-3 simulator flow file (path)"),
+    ("cdf:websearch", "WebSearch, DCTCP SIGCOMM'10 (mean ~1.7 MB)"),
+    ("cdf:fb_hadoop", "Facebook Hadoop, Roy et al. SIGCOMM'15 (mean ~120 KB)"),
+    ("cdf:cache_follower", "Facebook Cache Follower (mean ~0.7 MB)"),
+    ("cdf:web_server", "Facebook Web Server (mean ~64 KB)"),
+    ("cdf:data_mining", "VL2 data mining (mean ~7.4 MB)"),
+];

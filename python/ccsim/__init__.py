@@ -1,0 +1,24 @@
+"""ccsim: a fast packet-level simulator for datacenter congestion control.
+
+The engine is Rust (``ccsim._core``); this package is its front door::
+
+    import ccsim
+    r = ccsim.run("scenarios/incast.toml", overrides={"cc.scheme": "dcqcn"}, out="results/x")
+    r.flows.fct_us.describe()
+
+See :func:`run`, :func:`validate`, :func:`load`, :func:`catalog`, and ``ccsim --help``.
+"""
+
+from __future__ import annotations
+
+from ccsim._core import ScenarioError
+from ccsim.api import RunResult, catalog, load, run, to_toml, validate
+
+try:
+    from importlib.metadata import PackageNotFoundError, version
+
+    __version__ = version("ccsim")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = ["RunResult", "ScenarioError", "catalog", "load", "run", "to_toml", "validate"]

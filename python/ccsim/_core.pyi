@@ -1,0 +1,61 @@
+"""Type stub for ``ccsim._core``, the PyO3 binding of the Rust engine (crates/ccsim-py).
+
+Hand-kept: when a binding signature changes, change it here in the same commit.
+"""
+
+from typing import Any, Callable, TypedDict
+
+class ScenarioError(ValueError):
+    """Invalid input; ``str()`` is one line naming the field and the fix."""
+
+class Tables(TypedDict):
+    """Columnar tables: column name -> values. Times are integer picoseconds in ``*_ps``."""
+
+    flows: dict[str, list[Any]]
+    pfc_events: dict[str, list[Any]]
+    pfc_ports: dict[str, list[Any]]
+    queues: dict[str, list[Any]]
+    rates: dict[str, list[Any]]
+
+class RunOutput(TypedDict):
+    summary: str  # JSON text; only its "perf" object is non-deterministic
+    config: str  # the fully resolved scenario as TOML, re-runnable
+    tables: Tables
+
+class SchemeInfo(TypedDict):
+    description: str
+    paper: str
+    params: dict[str, str]  # parameter name -> default, as text
+
+class Catalog(TypedDict):
+    schemes: dict[str, SchemeInfo]
+    topologies: dict[str, str]
+    workloads: dict[str, str]
+
+def run(
+    scenario: str,
+    base_dir: str,
+    seed: int | None,
+    overrides: list[str],
+    out_dir: str | None,
+    progress: Callable[[int, int, int], bool | None] | None,
+    progress_every_events: int,
+) -> RunOutput:
+    """Run a scenario (TOML text); relative paths in it resolve against ``base_dir``.
+
+    ``overrides`` are ``"dotted.key=value"`` (value a TOML literal, else a string).
+    ``progress(sim_now_ps, events_processed, stop_ps)`` is called about every
+    ``progress_every_events`` events (``stop_ps`` is 0 if the run stops only when flows finish);
+    returning False cancels the run with KeyboardInterrupt, as does Ctrl-C. If ``out_dir`` is
+    given the run directory is written there (CSV tables, summary.json, config.toml).
+    Raises ScenarioError on bad input or an unwritable ``out_dir``.
+    """
+
+def validate(scenario: str, base_dir: str, seed: int | None, overrides: list[str]) -> str:
+    """The fully resolved scenario as TOML; raises ScenarioError."""
+
+def catalog() -> Catalog:
+    """Schemes (description, paper, parameter defaults), topologies and workloads."""
+
+def bench_scenario(name: str) -> str:
+    """TOML text of a built-in benchmark scenario: "incast" or "fattree"."""

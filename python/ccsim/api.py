@@ -1,0 +1,372 @@
+"""The Python API: run or validate a scenario, load a run directory, list what the engine offers.
+
+Everything here converts: scenarios in (TOML file, or a dict serialized to TOML text), columnar
+tables out (pandas DataFrames). The engine (``ccsim._core``) owns the scenario schema, the
+simulation and every metric; this module never re-implements any of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Union
+
+from ccsim import _core
+from ccsim._core import ScenarioError
+
+if TYPE_CHECKING:  # pandas is imported lazily so `python -m ccsim.bench` stays small
+    import pandas as pd
+
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+Overrides = Union[Mapping[str, Any], Sequence[str], None]
+ProgressFn = Callable[[int, int, int], Union[bool, None]]
+
+TABLES = ("flows", "pfc_events", "pfc_ports", "queues", "rates")
+PROGRESS_EVERY_EVENTS = 1 << 18
+_FLOW_TIMES = ("start", "finish", "fct", "ideal_fct")
+
+
+@dataclass
+class RunResult:
+    """Results of one run: five tables, the summary and the resolved scenario.
+
+    Times in tables are integer picoseconds in ``*_ps`` columns; the float ``*_us`` columns are
+    conveniences added here (NaN where the ``_ps`` value is -1, i.e. the flow did not finish).
+
+    Attributes
+    ----------
+    flows : DataFrame
+        One row per flow: id, src, dst, size_bytes, start_ps, finish_ps, fct_ps, ideal_fct_ps,
+        slowdown, bytes_acked, plus start_us, finish_us, fct_us, ideal_fct_us.
+    pfc_events, pfc_ports, queues, rates : DataFrame
+        PFC pause/resume events, per-port PFC counters, queue and rate samples; ``time_us`` is
+        added wherever a ``time_ps`` column exists.
+    summary : dict
+        The engine's summary (``summary.json``); ``summary["perf"]`` is the only part that differs
+        between two runs of the same scenario and seed.
+    config : str
+        The fully resolved scenario as TOML; re-running it reproduces this result.
+    out_dir : Path or None
+        The run directory, if one was written.
+
+    Examples
+    --------
+    >>> r = ccsim.run("scenarios/incast.toml")  # doctest: +SKIP
+    >>> r.flows.groupby("size_bytes").fct_us.mean()  # doctest: +SKIP
+    """
+
+    flows: pd.DataFrame
+    pfc_events: pd.DataFrame
+    pfc_ports: pd.DataFrame
+    queues: pd.DataFrame
+    rates: pd.DataFrame
+    summary: dict[str, Any]
+    config: str
+    out_dir: Path | None = None
+
+    def __repr__(self) -> str:
+        name = self.summary.get("name", "?")
+        where = f", out_dir={str(self.out_dir)!r}" if self.out_dir is not None else ""
+        return f"<RunResult {name!r}: {len(self.flows)} flows{where}>"
+
+
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: ProgressFn | bool | None = None,
+) -> RunResult:
+    """Run a scenario to completion and return its results.
+
+    Parameters
+    ----------
+    scenario : str, Path or dict
+        Path to a TOML scenario file (relative paths inside it resolve against its directory), or
+        the scenario as a dict (relative paths resolve against the current directory).
+    seed : int, optional
+        Replaces the scenario's seed.
+    overrides : dict or list of str, optional
+        ``{"cc.scheme": "dcqcn"}`` or ``["cc.scheme=dcqcn"]``; values are TOML literals.
+    out : str or Path, optional
+        Write the run directory here (CSV tables, ``summary.json``, resolved ``config.toml``).
+    progress : callable or bool, optional
+        ``progress(sim_now_ps, events_processed, stop_ps)`` is called every few hundred thousand
+        events; returning False cancels the run (raises KeyboardInterrupt). ``True`` draws a
+        progress line on stderr.
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    ScenarioError
+        The scenario or an override is invalid, or ``out`` is not writable.
+
+    Examples
+    --------
+    >>> r = ccsim.run({
+    ...     "name": "one", "duration": "200us",
+    ...     "topology": {"kind": "star", "hosts": 2, "link_rate": "100Gbps", "link_delay": "1us"},
+    ...     "cc": {"scheme": "none"},
+    ...     "flows": [{"src": 0, "dst": 1, "size": "100KB", "start": "0us"}],
+    ... })  # doctest: +SKIP
+    >>> r.flows[["fct_us", "ideal_fct_us", "slowdown"]]  # doctest: +SKIP
+    """
+    text, base_dir = _scenario_text(scenario)
+    bar = None
+    if progress is True:
+        from ccsim.progress import ProgressLine
+
+        progress = bar = ProgressLine()
+    try:
+        raw = _core.run(
+            text,
+            base_dir,
+            seed,
+            _override_list(overrides),
+            None if out is None else os.fspath(out),
+            progress or None,
+            PROGRESS_EVERY_EVENTS,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    return _result(
+        {name: _frame(raw["tables"][name]) for name in TABLES},
+        json.loads(raw["summary"]),
+        raw["config"],
+        None if out is None else Path(out),
+    )
+
+
+def validate(scenario: Scenario, *, seed: int | None = None, overrides: Overrides = None) -> str:
+    """Check a scenario without running it; return it fully resolved, as TOML text.
+
+    Parameters
+    ----------
+    scenario, seed, overrides
+        As for :func:`run`.
+
+    Raises
+    ------
+    ScenarioError
+        With a one-line message naming the bad field and the fix.
+
+    Examples
+    --------
+    >>> ccsim.validate("scenarios/incast.toml", overrides={"cc.scheme": "x"})  # doctest: +SKIP
+    ScenarioError: cc.scheme: unknown scheme "x"; `ccsim list` shows the schemes
+    """
+    text, base_dir = _scenario_text(scenario)
+    return _core.validate(text, base_dir, seed, _override_list(overrides))
+
+
+def catalog() -> dict[str, Any]:
+    """The schemes (description, paper, parameter defaults), topologies and workloads available.
+
+    Examples
+    --------
+    >>> sorted(ccsim.catalog()["schemes"])  # doctest: +SKIP
+    ['acc', 'dcqcn', ...]
+    """
+    return _core.catalog()
+
+
+def load(run_dir: str | os.PathLike[str]) -> RunResult:
+    """Read a run directory written by :func:`run` or ``ccsim run``.
+
+    A table whose CSV file is absent loads as an empty DataFrame.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``run_dir`` has no ``summary.json``.
+
+    Examples
+    --------
+    >>> r = ccsim.load("results/incast-10to1")  # doctest: +SKIP
+    >>> r.summary["perf"]["events_per_s"]  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    d = Path(run_dir)
+    summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    config_path = d / "config.toml"
+    config = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
+    tables = {
+        name: pd.read_csv(d / f"{name}.csv") if (d / f"{name}.csv").exists() else pd.DataFrame()
+        for name in TABLES
+    }
+    return _result(tables, summary, config, d)
+
+
+def scenario_name(resolved_toml: str) -> str | None:
+    """The top-level ``name`` of a resolved scenario (as returned by :func:`validate`), if any.
+
+    Examples
+    --------
+    >>> scenario_name('name = "incast"\\n[cc]\\nname = "x"\\n')
+    'incast'
+    """
+    root = re.split(r"^\s*\[", resolved_toml, maxsplit=1, flags=re.MULTILINE)[0]
+    m = re.search(r"""^\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", root, re.MULTILINE)
+    if m is None:
+        return None
+    return m.group(2) if m.group(1) is None else json.loads(f'"{m.group(1)}"')
+
+
+def to_toml(data: Mapping[str, Any]) -> str:
+    """Serialize a dict of scalars, lists and nested dicts to TOML text.
+
+    Enough TOML for scenarios: str, bool, int, float (incl. inf/nan), lists, nested tables and
+    arrays of tables (a non-empty list of dicts). Key order is kept. ``None`` is rejected, since
+    TOML has no null.
+
+    Examples
+    --------
+    >>> print(to_toml({"name": "x", "cc": {"scheme": "dcqcn"}, "flows": [{"src": 0}]}))
+    name = "x"
+    <BLANKLINE>
+    [cc]
+    scheme = "dcqcn"
+    <BLANKLINE>
+    [[flows]]
+    src = 0
+    <BLANKLINE>
+    """
+    lines: list[str] = []
+    _write_table(lines, [], data)
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _scenario_text(scenario: Scenario) -> tuple[str, str]:
+    """(TOML text, base directory for the relative paths inside it)."""
+    if isinstance(scenario, Mapping):
+        return to_toml(scenario), os.getcwd()
+    path = Path(scenario)
+    return path.read_text(encoding="utf-8"), str(path.resolve().parent)
+
+
+def _override_list(overrides: Overrides) -> list[str]:
+    """Normalize overrides to ``["dotted.key=value", ...]``; values from a dict become TOML."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        return [f"{key}={_toml_value(value)}" for key, value in overrides.items()]
+    items = [overrides] if isinstance(overrides, str) else list(overrides)
+    for item in items:
+        key = item.partition("=")[0].strip()
+        if "=" not in item or not key:
+            raise ScenarioError(
+                f"override {item!r} is not key=value; write e.g. --set cc.scheme=dcqcn"
+            )
+    return items
+
+
+def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(dict(columns))
+
+
+def _result(
+    tables: dict[str, pd.DataFrame], summary: dict[str, Any], config: str, out_dir: Path | None
+) -> RunResult:
+    flows = tables["flows"]
+    for base in _FLOW_TIMES:
+        _add_us(flows, f"{base}_ps", f"{base}_us")
+    for name in TABLES[1:]:
+        _add_us(tables[name], "time_ps", "time_us")
+    return RunResult(summary=summary, config=config, out_dir=out_dir, **tables)
+
+
+def _add_us(df: pd.DataFrame, ps_col: str, us_col: str) -> None:
+    if ps_col in df.columns:
+        ps = df[ps_col]
+        df[us_col] = (ps.astype("float64") / 1e6).where(ps >= 0)
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _toml_key(key: str) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"TOML keys must be strings, got {key!r}")
+    return key if _BARE_KEY.match(key) else _toml_str(key)
+
+
+def _toml_str(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_value(v: Any) -> str:
+    """An inline TOML value (dicts become inline tables)."""
+    if isinstance(v, str):
+        return _toml_str(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        if math.isnan(f):
+            return "nan"
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return repr(f)
+    if isinstance(v, os.PathLike):
+        return _toml_str(os.fspath(v))
+    if isinstance(v, Mapping):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} value {v!r} as TOML")
+
+
+def _is_table_array(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and len(v) > 0 and all(isinstance(x, Mapping) for x in v)
+
+
+def _write_table(lines: list[str], path: list[str], table: Mapping[str, Any]) -> None:
+    # Plain keys must precede sub-tables, or they would land in the last sub-table.
+    for key, value in table.items():
+        if not isinstance(value, Mapping) and not _is_table_array(value):
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    for key, value in table.items():
+        sub = [*path, _toml_key(key)]
+        if isinstance(value, Mapping):
+            lines += ["", f"[{'.'.join(sub)}]"]
+            _write_table(lines, sub, value)
+        elif _is_table_array(value):
+            for item in value:
+                lines += ["", f"[[{'.'.join(sub)}]]"]
+                _write_table(lines, sub, item)

@@ -1,0 +1,130 @@
+"""Built-in benchmarks, each run in a fresh interpreter so peak memory is per benchmark.
+
+``python -m ccsim.bench NAME`` runs one benchmark in this process and prints one JSON line;
+``ccsim bench`` calls that once per benchmark (:func:`run_isolated`) and prints a table. The
+scenarios themselves come from the engine (``_core.bench_scenario``); speed figures are the
+engine's own ``summary["perf"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ccsim.progress import format_count, format_time_ps
+
+BENCHMARKS = ("incast", "fattree")
+
+
+def measure(name: str) -> dict[str, Any]:
+    """Run benchmark ``name`` in this process and return its figures.
+
+    Examples
+    --------
+    >>> measure("incast")["events_per_s"]  # doctest: +SKIP
+    31415926.5
+    """
+    from ccsim import _core
+
+    t0 = time.perf_counter()
+    raw = _core.run(_core.bench_scenario(name), os.getcwd(), None, [], None, None, 1 << 30)
+    wall_s = time.perf_counter() - t0
+    summary = json.loads(raw["summary"])
+    perf = summary.get("perf", {})
+    return {
+        "name": name,
+        "sim_time_ps": summary.get("sim_time_ps"),
+        "wall_s": perf.get("wall_s", wall_s),
+        "peak_mb": _peak_rss_mb(),
+        "events": summary.get("events"),
+        "events_per_s": perf.get("events_per_s"),
+        "link_traversals": summary.get("link_traversals"),
+        "traversals_per_s": perf.get("traversals_per_s"),
+    }
+
+
+def run_isolated(name: str) -> dict[str, Any]:
+    """Run ``python -m ccsim.bench name`` in a subprocess and return its JSON line as a dict.
+
+    Raises
+    ------
+    RuntimeError
+        If the subprocess fails (its own one-line error is already on stderr).
+    """
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim.bench", name], check=False, stdout=subprocess.PIPE, text=True
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"benchmark {name!r} failed (exit code {proc.returncode})")
+    return json.loads(lines[-1])
+
+
+def format_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Benchmark results as an aligned text table.
+
+    Examples
+    --------
+    >>> print(format_table([{"name": "incast", "sim_time_ps": 10**10, "wall_s": 1.5,
+    ...     "peak_mb": 42.0, "events": 3 * 10**7, "events_per_s": 2 * 10**7,
+    ...     "traversals_per_s": 2.5 * 10**7}]))
+    name    sim time  wall s  peak MB  events  events/s  traversals/s
+    incast  10.0 ms     1.50     42.0  30.0 M    20.0 M        25.0 M
+    """
+    header = ["name", "sim time", "wall s", "peak MB", "events", "events/s", "traversals/s"]
+    body = [
+        [
+            str(r.get("name", "?")),
+            _or_dash(r.get("sim_time_ps"), format_time_ps),
+            _or_dash(r.get("wall_s"), lambda x: f"{x:.2f}"),
+            _or_dash(r.get("peak_mb"), lambda x: f"{x:.1f}"),
+            _or_dash(r.get("events"), format_count),
+            _or_dash(r.get("events_per_s"), format_count),
+            _or_dash(r.get("traversals_per_s"), format_count),
+        ]
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    # First two columns read left to right; the numbers line up on the right.
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if i < 2 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in [header, *body]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m ccsim.bench NAME``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1 or args[0] not in BENCHMARKS:
+        print(f"usage: python -m ccsim.bench {{{','.join(BENCHMARKS)}}}", file=sys.stderr)
+        return 2
+    try:
+        print(json.dumps(measure(args[0])), flush=True)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 -- one line, as everywhere in the CLI
+        print(f"ccsim bench: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _peak_rss_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 2**20 if sys.platform == "darwin" else rss / 2**10  # bytes on macOS, else KiB
+
+
+def _or_dash(value: Any, fmt: Any) -> str:
+    return "-" if value is None else fmt(value)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

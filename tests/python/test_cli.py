@@ -1,0 +1,255 @@
+"""The front door: CLI exit codes and one-line errors, RunResult tables, the dict -> TOML writer.
+
+These need the compiled engine (``import ccsim`` loads ``ccsim._core``): build it first with
+``pip install -e .`` or ``maturin develop``. CLI tests run ``python -m ccsim.cli`` in a fresh
+process, in a temporary working directory.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import ccsim
+import pytest
+from ccsim import api, cli
+from ccsim.progress import ProgressLine, format_duration, format_progress, format_time_ps
+
+# The scenario schema belongs to the engine: if it changes, fix the literals here only.
+SCENARIO = {
+    "name": "t",
+    "duration": "200us",
+    "topology": {"kind": "star", "hosts": 3, "link_rate": "100Gbps", "link_delay": "1us"},
+    "cc": {"scheme": "none"},
+    "flows": [{"src": 0, "dst": 2, "size": "100KB", "start": "0us"}],
+}
+BAD_SCHEME_OVERRIDE = "cc.scheme=no_such_scheme"
+FLOW_COLUMNS = [
+    "id",
+    "src",
+    "dst",
+    "size_bytes",
+    "start_ps",
+    "finish_ps",
+    "fct_ps",
+    "ideal_fct_ps",
+    "slowdown",
+    "bytes_acked",
+]
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path) -> Path:
+    path = tmp_path / "t.toml"
+    path.write_text(ccsim.to_toml(SCENARIO), encoding="utf-8")
+    return path
+
+
+def ccsim_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "CCSIM_DEBUG"}
+    return subprocess.run(
+        [sys.executable, "-m", "ccsim.cli", *args],
+        cwd=cwd,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("ccsim: error: "), lines[0]
+    assert "Traceback" not in proc.stderr
+    for needle in needles:
+        assert needle in lines[0]
+
+
+# --- user errors: one line on stderr, exit code 2 ------------------------------------------------
+
+
+def test_validate_missing_file_names_the_path(tmp_path: Path) -> None:
+    proc = ccsim_cli("validate", "nowhere/missing.toml", cwd=tmp_path)
+    assert_one_line_error(proc, 2, "missing.toml")
+
+
+def test_run_missing_file_names_the_path(tmp_path: Path) -> None:
+    proc = ccsim_cli("run", "missing.toml", cwd=tmp_path)
+    assert_one_line_error(proc, 2, "missing.toml")
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_set_without_equals_is_a_usage_error(
+    command: str, scenario_file: Path, tmp_path: Path
+) -> None:
+    proc = ccsim_cli(command, str(scenario_file), "--set", "cc.scheme", cwd=tmp_path)
+    assert_one_line_error(proc, 2, "cc.scheme")
+
+
+def test_invalid_scenario_is_one_line(scenario_file: Path, tmp_path: Path) -> None:
+    proc = ccsim_cli("validate", str(scenario_file), "--set", BAD_SCHEME_OVERRIDE, cwd=tmp_path)
+    assert_one_line_error(proc, 2)
+
+
+def test_unwritable_out_names_out_flag(scenario_file: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    proc = ccsim_cli("run", str(scenario_file), "--out", str(blocker / "run"), cwd=tmp_path)
+    assert_one_line_error(proc, 2, "--out")
+
+
+def test_bad_flag_is_one_line(tmp_path: Path) -> None:
+    proc = ccsim_cli("run", "--no-such-flag", cwd=tmp_path)
+    assert_one_line_error(proc, 2)
+
+
+def test_unexpected_exception_exits_1_with_debug_hint(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scenario_file: Path
+) -> None:
+    def boom(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.delenv("CCSIM_DEBUG", raising=False)
+    monkeypatch.setattr(api, "validate", boom)
+    assert cli.main(["validate", str(scenario_file)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "boom" in err[0] and "CCSIM_DEBUG=1" in err[0]
+
+
+def test_interrupt_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scenario_file: Path
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "validate", interrupted)
+    assert cli.main(["validate", str(scenario_file)]) == 130
+    assert capsys.readouterr().err.strip() == "ccsim: error: interrupted"
+
+
+# --- commands that succeed -----------------------------------------------------------------------
+
+
+def test_list_shows_dcqcn(tmp_path: Path) -> None:
+    proc = ccsim_cli("list", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "dcqcn" in proc.stdout
+
+
+def test_validate_prints_ok_and_name(scenario_file: Path, tmp_path: Path) -> None:
+    proc = ccsim_cli("validate", str(scenario_file), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok: t"
+
+
+def test_run_writes_default_results_dir(scenario_file: Path, tmp_path: Path) -> None:
+    proc = ccsim_cli("run", str(scenario_file), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = tmp_path / "results" / "t"
+    for name in ["flows.csv", "summary.json", "config.toml"]:
+        assert (run_dir / name).is_file(), name
+    assert "1/1 flows finished" in proc.stdout
+
+
+def test_run_result_tables(tmp_path: Path) -> None:
+    r = ccsim.run(SCENARIO, out=tmp_path / "run")
+    assert list(r.flows.columns[: len(FLOW_COLUMNS)]) == FLOW_COLUMNS
+    assert {"start_us", "finish_us", "fct_us", "ideal_fct_us"} <= set(r.flows.columns)
+    assert len(r.flows) == 1
+    flow = r.flows.iloc[0]
+    assert flow.fct_us == pytest.approx(flow.fct_ps / 1e6)
+    for table in [r.pfc_events, r.pfc_ports, r.queues, r.rates]:
+        assert ("time_us" in table.columns) == ("time_ps" in table.columns)
+    assert r.summary["name"] == "t" and "perf" in r.summary
+    assert r.out_dir == tmp_path / "run"
+
+    loaded = ccsim.load(tmp_path / "run")
+    assert list(loaded.flows.columns) == list(r.flows.columns)
+    assert loaded.flows.fct_ps.tolist() == r.flows.fct_ps.tolist()
+
+
+# --- pure Python: TOML writer, overrides, progress line -------------------------------------------
+
+
+def test_to_toml_round_trips_through_tomllib() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    data = {
+        "name": 'quote " backslash \\ tab \t newline \n del \x7f é',
+        "seed": -7,
+        "ratio": 0.125,
+        "tiny": 1e-300,
+        "big": 1e300,
+        "on": True,
+        "sizes": [1, 2, 3],
+        "mixed": [[1, 2], ["a"], []],
+        "inline": [{"a": 1}, 2],
+        "dotted.key": "needs quotes",
+        "topology": {"kind": "star", "links": {"rate": "100Gbps"}, "empty": {}},
+        "flows": [{"src": 0, "dst": 2, "opts": {"prio": 3}}, {"src": 1, "dst": 2}],
+    }
+    assert tomllib.loads(ccsim.to_toml(data)) == data
+    assert tomllib.loads(ccsim.to_toml({"x": float("inf"), "y": float("-inf")})) == {
+        "x": math.inf,
+        "y": -math.inf,
+    }
+    assert math.isnan(tomllib.loads(ccsim.to_toml({"z": float("nan")}))["z"])
+
+
+def test_to_toml_rejects_none() -> None:
+    with pytest.raises(TypeError, match="None"):
+        ccsim.to_toml({"x": None})
+
+
+def test_override_dict_values_become_toml_literals() -> None:
+    assert api._override_list({"cc.scheme": "dcqcn", "seed": 3, "pfc.on": False}) == [
+        'cc.scheme="dcqcn"',
+        "seed=3",
+        "pfc.on=false",
+    ]
+    with pytest.raises(ccsim.ScenarioError, match="key=value"):
+        api._override_list(["cc.scheme"])
+
+
+def test_scenario_name_reads_only_the_top_level() -> None:
+    assert api.scenario_name('seed = 1\nname = "a\\"b"\n[cc]\nname = "x"\n') == 'a"b'
+    assert api.scenario_name('[cc]\nname = "x"\n') is None
+
+
+def test_time_units() -> None:
+    assert format_time_ps(999) == "999 ps"
+    assert format_time_ps(1_000) == "1.00 ns"
+    assert format_time_ps(200_000_000) == "200 us"
+    assert format_time_ps(12_345_000_000_000) == "12.3 s"
+    assert format_duration(3725) == "1h02m"
+
+
+def test_progress_line_with_stop_time_shows_percent_and_eta() -> None:
+    line = format_progress(2_500_000_000, 1_000_000, 10_000_000_000, elapsed_s=1.0)
+    assert line == "sim 2.50 ms / 10.0 ms (25%)  1.00 M events/s  ETA 3.0s"
+
+
+def test_progress_line_without_stop_time_has_no_eta() -> None:
+    line = format_progress(2_500_000_000, 1_000_000, 0, elapsed_s=1.0)
+    assert "ETA" not in line and "%" not in line
+
+
+def test_progress_line_redraws_in_place_and_ends_with_newline() -> None:
+    ticks = iter([0.0, 1.0, 1.05, 2.0])
+    buf = io.StringIO()
+    bar = ProgressLine(buf, min_interval_s=0.5, clock=lambda: next(ticks))
+    bar(100_000_000, 1_000, 0)  # drawn at t=1.0
+    bar(200_000_000, 2_000, 0)  # t=1.05: too soon, skipped
+    bar(300_000_000, 3_000, 0)  # drawn at t=2.0
+    bar.close()
+    out = buf.getvalue()
+    assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
+    assert "200 us" not in out and "300 us" in out
