@@ -23,7 +23,7 @@ from ccsim.progress import ProgressLine, format_duration, format_progress, forma
 SCENARIO = {
     "name": "t",
     "duration": "200us",
-    "topology": {"kind": "star", "hosts": 3, "link_rate": "100Gbps", "link_delay": "1us"},
+    "topology": {"kind": "star", "hosts": 3, "link": {"rate": "100Gbps", "delay": "1us"}},
     "cc": {"scheme": "none"},
     "flows": [{"src": 0, "dst": 2, "size": "100KB", "start": "0us"}],
 }

@@ -52,7 +52,10 @@ pub fn from_value<T: DeserializeOwned>(v: toml::Value, prefix: &str) -> Result<T
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         let msg = e.into_inner().to_string();
-        ScenarioError::new(&join_path(prefix, &path), msg.trim().to_string())
+        // The TOML deserializer appends "\nin `key`"; the path already names the key.
+        let msg = msg.split("\nin `").next().unwrap_or("").trim().to_string();
+        let field = join_path(prefix, &path);
+        ScenarioError::new(if field.is_empty() { "scenario" } else { &field }, msg)
     })
 }
 

@@ -1,0 +1,144 @@
+//! Bad input gets a one-line error naming the field and the fix; nothing panics.
+use ccsim::Scenario;
+
+const BASE: &str = "[topology]\nkind = \"star\"\nhosts = 3\nlink = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"10KB\"\n";
+
+fn error_of(toml: &str, overrides: &[&str]) -> String {
+    let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let dir = std::env::temp_dir();
+    match Scenario::load(toml, &dir, None, &ov).and_then(|s| s.build().map(|_| ())) {
+        Ok(()) => panic!("accepted bad input: {toml} {overrides:?}"),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.contains('\n'), "error is not one line: {msg}");
+            eprintln!("{msg}");
+            msg
+        }
+    }
+}
+
+fn assert_mentions(msg: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(msg.contains(n), "`{msg}` does not mention `{n}`");
+    }
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    assert_mentions(&error_of(&format!("colour = 1\n{BASE}"), &[]), &["colour"]);
+    assert_mentions(&error_of(BASE, &["topology.hostz=4"]), &["hostz"]);
+    assert_mentions(
+        &error_of(BASE, &["fabric.pfc.xof=1"]),
+        &["fabric.pfc", "xof"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["cc.scheme=dcqcn", "cc.params.gain=0.1"]),
+        &["cc.params", "gain"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["cc.scheme=tcp_reno"]),
+        &["cc.scheme", "tcp_reno", "dcqcn"],
+    );
+}
+
+#[test]
+fn wrong_or_missing_units_are_named() {
+    assert_mentions(
+        &error_of(BASE, &["topology.link.rate=100GB"]),
+        &["topology", "100GB", "Gbps"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["topology.link.delay=1"]),
+        &["topology", "no unit"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["fabric.buffer=32XB"]),
+        &["fabric.buffer", "XB"],
+    );
+    assert_mentions(&error_of(BASE, &["duration=5"]), &["duration", "no unit"]);
+}
+
+#[test]
+fn negative_or_zero_values_are_rejected() {
+    assert_mentions(
+        &error_of(BASE, &["topology.link.rate=-100Gbps"]),
+        &["topology", "non-negative"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["topology.link.rate=0Gbps"]),
+        &["rate", "> 0"],
+    );
+    assert_mentions(&error_of(BASE, &["topology.hosts=0"]), &["topology.hosts"]);
+    assert_mentions(
+        &error_of(BASE, &["host.mtu_payload_bytes=0"]),
+        &["host.mtu_payload_bytes"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["cc.scheme=dcqcn", "cc.params.g=-0.5"]),
+        &["cc.params.g"],
+    );
+}
+
+#[test]
+fn unknown_hosts_are_named() {
+    assert_mentions(
+        &error_of(BASE, &["flows=[{src = 0, dst = 9, size = 100}]"]),
+        &["flows[0].dst", "unknown host 9", "0..2"],
+    );
+    let w = "[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = \"1KB\"\nreceiver = 7\nat = \"0us\"\n";
+    assert_mentions(
+        &error_of(&format!("{BASE}{w}"), &[]),
+        &["workload[0].receiver", "unknown host 7"],
+    );
+}
+
+#[test]
+fn bad_cdfs_are_named() {
+    let dir = std::env::temp_dir();
+    let bad = [
+        (
+            "ccsim-nonmono.cdf",
+            "0 0\n100 0.5\n50 0.7\n200 1\n",
+            "not monotone",
+        ),
+        ("ccsim-short.cdf", "0 0\n100 0.5\n200 0.9\n", "not 1"),
+        ("ccsim-pct.cdf", "0 0\n100 50\n200 100\n", "percent"),
+    ];
+    for (name, text, needle) in bad {
+        std::fs::write(dir.join(name), text).unwrap();
+        let w = format!(
+            "[[workload]]\nkind = \"poisson\"\ncdf = \"{name}\"\nload = 0.5\nstop = \"1ms\"\n"
+        );
+        assert_mentions(&error_of(&format!("{BASE}{w}"), &[]), &[name, needle]);
+    }
+    let w = "[[workload]]\nkind = \"poisson\"\ncdf = \"no-such.cdf\"\nload = 0.5\nstop = \"1ms\"\n";
+    assert_mentions(
+        &error_of(&format!("{BASE}{w}"), &[]),
+        &["workload[0].cdf", "websearch"],
+    );
+    let w = "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 1.5\nstop = \"1ms\"\n";
+    assert_mentions(&error_of(&format!("{BASE}{w}"), &[]), &["workload[0].load"]);
+}
+
+#[test]
+fn impossible_topologies_are_named() {
+    let ft = "[topology]\nkind = \"fat_tree\"\nk = 3\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"1us\" }\n";
+    assert_mentions(&error_of(ft, &[]), &["topology.k", "even"]);
+    assert_mentions(&error_of(BASE, &["topology.hosts=1"]), &["topology.hosts"]);
+    let dir = std::env::temp_dir();
+    std::fs::write(dir.join("ccsim-split.toml"), "node = [{name = \"a\", layer = \"host\"}, {name = \"b\", layer = \"host\"}, {name = \"s1\", layer = \"tor\"}, {name = \"s2\", layer = \"tor\"}]\nlink = [{a = \"a\", b = \"s1\", rate = \"100Gbps\", delay = \"1us\"}, {a = \"b\", b = \"s2\", rate = \"100Gbps\", delay = \"1us\"}]\n").unwrap();
+    let t = "[topology]\nkind = \"file\"\npath = \"ccsim-split.toml\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = 100\n";
+    assert_mentions(&error_of(t, &[]), &["topology", "not connected"]);
+    let t = "[topology]\nkind = \"hpcc\"\npath = \"does-not-exist.txt\"\n";
+    assert_mentions(&error_of(t, &[]), &["topology.path", "does-not-exist.txt"]);
+}
+
+#[test]
+fn bad_overrides_and_syntax_are_named() {
+    assert_mentions(
+        &error_of(BASE, &["topology.hosts"]),
+        &["--set", "key=value"],
+    );
+    assert_mentions(&error_of("[topology\nkind=", &[]), &["TOML syntax"]);
+    assert_mentions(&error_of("name = \"x\"\n", &[]), &["topology"]);
+}
