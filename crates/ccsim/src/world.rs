@@ -105,14 +105,14 @@ impl Simulation {
             if self.flows_open == 0 && !self.flows.is_empty() {
                 return Ok(true);
             }
-            let Some(t) = self.q.peek_time() else {
+            let Some((t, ev)) = self.q.pop() else {
                 return Ok(true);
             };
             if t > self.stop_ps {
+                // The run is over; the popped event lies beyond it and is dropped.
                 self.now_ps = self.stop_ps;
                 return Ok(true);
             }
-            let (t, ev) = self.q.pop().expect("peeked");
             self.now_ps = t;
             self.events += 1;
             self.dispatch(ev);
@@ -191,7 +191,7 @@ impl Simulation {
         let now = self.now_ps;
         let size = self.pkts[pkt].size_bytes as u64;
         let port = &mut self.ports[pid as usize];
-        let ser = crate::sim::tx_time_ps(size, port.rate_bps);
+        let ser = port.tx_time_ps(size);
         port.busy_until_ps = now + ser;
         port.tx_bytes += size;
         port.tx_pkts += 1;

@@ -99,6 +99,8 @@ pub struct Port {
     /// The port at the other end of the link.
     pub peer: u32,
     pub rate_bps: u64,
+    /// Serialization time per byte when it is a whole number of ps (0: use exact division).
+    pub ps_per_byte: u64,
     pub delay_ps: u64,
     pub is_host: bool,
     /// Egress queues by priority (switch ports; host ports queue only control packets here).
@@ -145,6 +147,11 @@ impl Port {
             node,
             peer,
             rate_bps,
+            ps_per_byte: if (8 * crate::sim::PS_PER_S).is_multiple_of(rate_bps) {
+                8 * crate::sim::PS_PER_S / rate_bps
+            } else {
+                0
+            },
             delay_ps,
             is_host,
             queues: Default::default(),
@@ -171,6 +178,16 @@ impl Port {
             paused_time_ps: 0,
             max_queue_bytes: 0,
             sampled_tx_bytes: 0,
+        }
+    }
+
+    /// Time to serialize `bytes` on this port's link.
+    #[inline]
+    pub fn tx_time_ps(&self, bytes: u64) -> u64 {
+        if self.ps_per_byte > 0 {
+            bytes * self.ps_per_byte
+        } else {
+            crate::sim::tx_time_ps(bytes, self.rate_bps)
         }
     }
 
