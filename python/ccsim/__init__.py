@@ -11,7 +11,7 @@ See :func:`run`, :func:`validate`, :func:`load`, :func:`catalog`, and ``ccsim --
 
 from __future__ import annotations
 
-from ccsim._core import ScenarioError
+from ccsim._core import ScenarioError, SimulationError
 from ccsim.api import RunResult, catalog, load, run, to_toml, validate
 
 try:
@@ -21,4 +21,13 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["RunResult", "ScenarioError", "catalog", "load", "run", "to_toml", "validate"]
+__all__ = [
+    "RunResult",
+    "ScenarioError",
+    "SimulationError",
+    "catalog",
+    "load",
+    "run",
+    "to_toml",
+    "validate",
+]

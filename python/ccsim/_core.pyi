@@ -8,6 +8,10 @@ from typing import Any, Callable, TypedDict
 class ScenarioError(ValueError):
     """Invalid input; ``str()`` is one line naming the field and the fix."""
 
+class SimulationError(RuntimeError):
+    """The run reached an impossible state, e.g. a lossless-fabric violation (PFC headroom
+    overflow); ``str()`` is one line saying where and which setting to change."""
+
 class Tables(TypedDict):
     """Columnar tables: column name -> values. Times are integer picoseconds in ``*_ps``."""
 
@@ -38,13 +42,13 @@ def run(
     seed: int | None,
     overrides: list[str],
     out_dir: str | None,
-    progress: Callable[[int, int, int], bool | None] | None,
+    progress: Callable[[int, int, int, int, int], bool | None] | None,
     progress_every_events: int,
 ) -> RunOutput:
     """Run a scenario (TOML text); relative paths in it resolve against ``base_dir``.
 
     ``overrides`` are ``"dotted.key=value"`` (value a TOML literal, else a string).
-    ``progress(sim_now_ps, events_processed, stop_ps)`` is called about every
+    ``progress(sim_now_ps, events_processed, stop_ps, flows_done, flows_total)`` is called about every
     ``progress_every_events`` events (``stop_ps`` is 0 if the run stops only when flows finish);
     returning False cancels the run with KeyboardInterrupt, as does Ctrl-C. If ``out_dir`` is
     given the run directory is written there (CSV tables, summary.json, config.toml).

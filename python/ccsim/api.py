@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pandas is imported lazily so `python -m ccsim.bench` stays 
 
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 Overrides = Union[Mapping[str, Any], Sequence[str], None]
-ProgressFn = Callable[[int, int, int], Union[bool, None]]
+ProgressFn = Callable[[int, int, int, int, int], Union[bool, None]]
 
 TABLES = ("flows", "pfc_events", "pfc_ports", "queues", "rates")
 PROGRESS_EVERY_EVENTS = 1 << 18
@@ -98,7 +98,7 @@ def run(
     out : str or Path, optional
         Write the run directory here (CSV tables, ``summary.json``, resolved ``config.toml``).
     progress : callable or bool, optional
-        ``progress(sim_now_ps, events_processed, stop_ps)`` is called every few hundred thousand
+        ``progress(sim_now_ps, events_processed, stop_ps, flows_done, flows_total)`` is called every few hundred thousand
         events; returning False cancels the run (raises KeyboardInterrupt). ``True`` draws a
         progress line on stderr.
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ccsim import api, bench
-from ccsim._core import ScenarioError
+from ccsim._core import ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
 
 EXIT_BUG = 1
@@ -38,6 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted", EXIT_INTERRUPTED)
     except ScenarioError as e:
         return _fail(str(e), EXIT_USAGE)
+    except SimulationError as e:
+        return _fail(f"simulation failed: {e}", EXIT_BUG)
     except FileNotFoundError as e:
         return _fail(f"file not found: {e.filename or e}", EXIT_USAGE)
     except BrokenPipeError:  # e.g. `ccsim list | head`: stop quietly
@@ -106,47 +108,48 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def format_summary(result: api.RunResult) -> str:
-    """A few lines for a human: flows finished, FCT per size bin, PFC pauses, speed, output.
-
-    Reads whatever of ``summary["fct"]`` and ``summary["pfc"]`` is present; the engine owns the
-    summary's schema.
-    """
+    """A few lines for a human: flows, FCT per size bin (ACC bins), PFC by layer, speed, output."""
     s = result.summary
-    flows = result.flows
-    finished = int((flows["finish_ps"] >= 0).sum()) if "finish_ps" in flows else "?"
-    head = f"{s.get('name', 'run')}: {finished}/{len(flows)} flows finished"
-    if isinstance(s.get("sim_time_ps"), (int, float)):
-        head += f" in {format_time_ps(s['sim_time_ps'])} simulated"
-    lines = [head]
-    fct = s.get("fct")
-    bins = fct.items() if isinstance(fct, Mapping) else []
-    if isinstance(fct, list):
-        bins = [(b.get("bin", b.get("name", "?")), b) for b in fct if isinstance(b, Mapping)]
-    for label, stats in bins:
-        if isinstance(stats, Mapping):
-            cells = [_stat(k, v) for k, v in _flat(stats) if _FCT_KEY.search(k)]
-            lines.append(f"  FCT {label!s:<14} " + "  ".join(cells))
-    pfc = s.get("pfc")
-    if isinstance(pfc, Mapping):
-        items = [(k, v) for k, v in pfc.items() if not isinstance(v, (Mapping, list))]
-        items = [(k, v) for k, v in items if "pause" in k] or items
-        if items:
-            lines.append("  PFC " + "  ".join(_stat(k, v) for k, v in items))
-    elif isinstance(pfc, (int, float)):
-        lines.append(f"  PFC pauses {pfc}")
+    flows = s.get("flows", {})
+    sim_time = format_time_ps(s.get("sim_time_ps", 0))
+    head = f"{s.get('name', 'run')} ({s.get('scheme', '?')}): "
+    head += f"{flows.get('finished', '?')}/{flows.get('total', '?')} flows finished, "
+    lines = [head + f"{sim_time} simulated"]
+    bins = s.get("fct", {}).get("acc", {})
+    rows = [(label, st) for label, st in bins.items() if st.get("count")]
+    if rows:
+        lines.append(
+            f"  {'FCT by size':<14}{'count':>8}{'avg us':>11}{'p99 us':>11}"
+            f"{'avg slowdown':>14}{'p99 slowdown':>14}"
+        )
+        for label, st in sorted(rows, key=lambda r: _BIN_ORDER.get(r[0], 9)):
+            lines.append(
+                f"  {label:<14}{st['count']:>8}{st['fct_avg_us']:>11.1f}{st['fct_p99_us']:>11.1f}"
+                f"{st['slowdown_avg']:>14.2f}{st['slowdown_p99']:>14.2f}"
+            )
+    pfc = s.get("pfc", {})
+    by_layer = pfc.get("by_layer", {})
+    layers = ", ".join(
+        f"{name} {v.get('pauses_sent', 0)}/{v.get('pauses_received', 0)}"
+        for name, v in sorted(by_layer.items(), key=lambda kv: _LAYER_ORDER.get(kv[0], 9))
+    )
+    lines.append(
+        f"  PFC PAUSE frames: {pfc.get('pauses_sent', 0)} (sent/received by layer: {layers})"
+    )
     perf = s.get("perf", {})
-    speed = [
-        f"{format_count(perf[k])} {what}/s"
-        for k, what in (("events_per_s", "events"), ("traversals_per_s", "link traversals"))
-        if k in perf
-    ]
-    if "wall_s" in perf:
-        speed.append(f"wall {format_duration(perf['wall_s'])}")
-    if speed:
-        lines.append("  " + ", ".join(speed))
+    if perf:
+        lines.append(
+            f"  {format_count(s.get('events', 0))} events in {format_duration(perf['wall_s'])}: "
+            f"{format_count(perf['events_per_s'])} events/s, "
+            f"{format_count(perf['traversals_per_s'])} link traversals/s"
+        )
     if result.out_dir is not None:
         lines.append(f"  results in {result.out_dir}")
     return "\n".join(lines)
+
+
+_BIN_ORDER = {"<100KB": 0, "100KB-10MB": 1, ">10MB": 2}
+_LAYER_ORDER = {"host": 0, "tor": 1, "agg": 2, "core": 3}
 
 
 def format_catalog(cat: Mapping[str, Any]) -> str:

@@ -1,8 +1,8 @@
 """Human-readable units and the live progress line shown by ``ccsim run``.
 
 Pure formatting: nothing here knows about the engine except the progress callback's signature,
-``(sim_now_ps, events_processed, stop_ps)``, where ``stop_ps == 0`` means the run ends only
-when its flows finish (so there is no fraction done and no ETA).
+``(sim_now_ps, events_processed, stop_ps, flows_done, flows_total)``, where ``stop_ps == 0``
+means the run ends only when its flows finish (progress is then shown as flows done, no ETA).
 """
 
 from __future__ import annotations
@@ -62,20 +62,29 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
-def format_progress(sim_now_ps: int, events: int, stop_ps: int, elapsed_s: float) -> str:
-    """One progress line: simulated time (of stop time), events/s and ETA.
+def format_progress(
+    sim_now_ps: int,
+    events: int,
+    stop_ps: int,
+    elapsed_s: float,
+    flows_done: int = 0,
+    flows_total: int = 0,
+) -> str:
+    """One progress line: simulated time (of stop time), flows done, events/s and ETA.
 
     Examples
     --------
     >>> format_progress(2_000_000_000, 4_000_000, 10_000_000_000, 2.0)
     'sim 2.00 ms / 10.0 ms (20%)  2.00 M events/s  ETA 8.0s'
-    >>> format_progress(2_000_000_000, 4_000_000, 0, 2.0)
-    'sim 2.00 ms  2.00 M events/s'
+    >>> format_progress(2_000_000_000, 4_000_000, 0, 2.0, 30, 120)
+    'sim 2.00 ms  flows 30/120 (25%)  2.00 M events/s'
     """
     rate = events / elapsed_s if elapsed_s > 0 else 0.0
     line = f"sim {format_time_ps(sim_now_ps)}"
     if stop_ps > 0:
         line += f" / {format_time_ps(stop_ps)} ({min(100 * sim_now_ps // stop_ps, 100)}%)"
+    elif flows_total > 0:
+        line += f"  flows {flows_done}/{flows_total} ({100 * flows_done // flows_total}%)"
     line += f"  {format_count(rate)} events/s"
     if stop_ps > 0 and 0 < sim_now_ps < stop_ps and elapsed_s > 0:
         line += f"  ETA {format_duration(elapsed_s * (stop_ps - sim_now_ps) / sim_now_ps)}"
@@ -101,7 +110,7 @@ class ProgressLine:
     >>> import io
     >>> buf = io.StringIO()
     >>> bar = ProgressLine(buf, min_interval_s=0, clock=lambda: 1.0)
-    >>> bar(1_000_000, 10, 0)
+    >>> bar(1_000_000, 10, 0, 0, 0)
     >>> bar.close()
     >>> buf.getvalue()
     '\\rsim 1.00 us  0 events/s\\n'
@@ -120,12 +129,16 @@ class ProgressLine:
         self._last_draw: float | None = None
         self._width = 0
 
-    def __call__(self, sim_now_ps: int, events: int, stop_ps: int) -> None:
+    def __call__(
+        self, sim_now_ps: int, events: int, stop_ps: int, flows_done: int = 0, flows_total: int = 0
+    ) -> None:
         now = self._clock()
         if self._last_draw is not None and now - self._last_draw < self._min_interval_s:
             return
         self._last_draw = now
-        line = format_progress(sim_now_ps, events, stop_ps, now - self._start)
+        line = format_progress(
+            sim_now_ps, events, stop_ps, now - self._start, flows_done, flows_total
+        )
         # Pad with spaces rather than an ANSI erase so dumb terminals render it too.
         self._stream.write("\r" + line.ljust(self._width))
         self._stream.flush()

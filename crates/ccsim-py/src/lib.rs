@@ -80,7 +80,11 @@ fn run<'py>(
             .map_err(|e| SimulationError::new_err(e.to_string()))?;
         py.check_signals()?;
         if let Some(cb) = &progress {
-            let r = cb.call1(py, (sim.now_ps, sim.events, stop))?;
+            let done_flows = sim.flows.len() - sim.flows_open;
+            let r = cb.call1(
+                py,
+                (sim.now_ps, sim.events, stop, done_flows, sim.flows.len()),
+            )?;
             if let Ok(false) = r.extract::<bool>(py) {
                 return Err(PyKeyboardInterrupt::new_err(
                     "run cancelled by the progress callback",

@@ -142,3 +142,26 @@ fn bad_overrides_and_syntax_are_named() {
     assert_mentions(&error_of("[topology\nkind=", &[]), &["TOML syntax"]);
     assert_mentions(&error_of("name = \"x\"\n", &[]), &["topology"]);
 }
+
+#[test]
+fn overrides_reach_nested_tables_and_list_entries() {
+    let w = "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstop = \"1ms\"\n";
+    let toml = format!("{BASE}{w}");
+    let sc = Scenario::load(
+        &toml,
+        std::path::Path::new("."),
+        None,
+        &["workload.0.load=0.3".into(), "fabric.pfc.xoff=256KB".into()],
+    )
+    .unwrap();
+    match &sc.cfg.workload[0] {
+        ccsim::scenario::config::WorkloadCfg::Poisson { load, .. } => assert_eq!(*load, 0.3),
+        _ => unreachable!(),
+    }
+    assert_eq!(sc.cfg.fabric.pfc.xoff.0, 256_000);
+    assert_mentions(
+        &error_of(&toml, &["workload.3.load=0.3"]),
+        &["--set", "out of range"],
+    );
+    assert_mentions(&error_of(&toml, &["workload.x=1"]), &["--set", "index"]);
+}

@@ -162,3 +162,66 @@ fn hpcc_topology_file_gives_the_acc_fabric() {
     );
     assert_eq!(t.links.len(), 480);
 }
+
+#[test]
+fn recurring_incast_adds_the_requested_load() {
+    // 64 hosts, 16-to-1 incasts of 20 KB at 20% of the hosts' total capacity over 20 ms.
+    let rates = vec![100_000_000_000u64; 64];
+    let w: ccsim::scenario::config::WorkloadCfg = toml::from_str(
+        "kind = \"incast\"\nsenders = 16\nsize = \"20KB\"\nload = 0.2\nstop = \"20ms\"\n",
+    )
+    .unwrap();
+    let flows = generate(
+        &w,
+        0,
+        &rates,
+        std::path::Path::new("."),
+        &mut Rng::new(3, 1),
+    )
+    .unwrap();
+    let bytes: u64 = flows.iter().map(|f| f.size_bytes.unwrap()).sum();
+    let got = bytes as f64 / (64.0 * 100e9 / 8.0 * 0.02);
+    assert!((got - 0.2).abs() <= 0.05 * 0.2, "incast load {got}");
+    assert_eq!(flows.len() % 16, 0);
+    for burst in flows.chunks(16) {
+        let dst = burst[0].dst;
+        assert!(burst
+            .iter()
+            .all(|f| f.dst == dst && f.src != dst && f.start_ps == burst[0].start_ps));
+        let mut srcs: Vec<u32> = burst.iter().map(|f| f.src).collect();
+        srcs.sort();
+        srcs.dedup();
+        assert_eq!(srcs.len(), 16, "senders of one incast are distinct");
+    }
+}
+
+#[test]
+fn hpcc_flow_file_is_read_as_written() {
+    let dir = std::env::temp_dir();
+    std::fs::write(
+        dir.join("ccsim-flows.txt"),
+        "2\n0 5 3 100 12345 2.000001\n7 1 3 100 1000 2.5\n",
+    )
+    .unwrap();
+    let flows = ccsim::workload::read_hpcc_flows(&dir.join("ccsim-flows.txt"), "f", 8).unwrap();
+    assert_eq!(flows.len(), 2);
+    assert_eq!(
+        (
+            flows[0].src,
+            flows[0].dst,
+            flows[0].size_bytes,
+            flows[0].start_ps
+        ),
+        (0, 5, Some(12345), 2_000_001_000_000)
+    );
+    assert_eq!(
+        (flows[1].src, flows[1].dst, flows[1].start_ps),
+        (7, 1, 2_500_000_000_000)
+    );
+    std::fs::write(dir.join("ccsim-flows-bad.txt"), "3\n0 5 3 100 12345 2.0\n").unwrap();
+    let e = ccsim::workload::read_hpcc_flows(&dir.join("ccsim-flows-bad.txt"), "f", 8).unwrap_err();
+    assert!(
+        e.to_string().contains("declares 3 flows but lists 1"),
+        "{e}"
+    );
+}

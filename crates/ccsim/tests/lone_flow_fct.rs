@@ -52,3 +52,19 @@ fn single_packet_residual_is_ack_serialization_minus_one_packet() {
     assert_eq!(fct, (2 * 1048 * 80 + 4_000_000 + 2 * 60 * 80) as f64);
     assert_eq!(ideal, (4_000_000 + 3 * 1048 * 80) as f64);
 }
+
+#[test]
+fn window_limits_throughput_to_window_over_rtt() {
+    // A 20 KB window on a path whose RTT (one packet + ACK store-and-forward, 4 x 2 us) is
+    // ~8.2 us holds a lone flow to W / RTT ~ 19.5 Gb/s, far below the 100 Gb/s line rate.
+    let toml = "[topology]\nkind = \"star\"\nhosts = 2\nlink = { rate = \"100Gbps\", delay = \"2us\" }\n[host]\nwindow = \"20KB\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"10MB\"\n";
+    let (_, _, r) = common::run(toml);
+    let fct_s = common::column(&r, "flows", "fct_ps")[0] / 1e12;
+    let rtt_s = (8_000_000.0 + 2.0 * 1048.0 * 80.0 + 2.0 * 60.0 * 80.0) / 1e12;
+    let expected_bps = 20_000.0 * 8.0 / rtt_s;
+    let got_bps = 10e6 * 8.0 / fct_s;
+    assert!(
+        (got_bps - expected_bps).abs() < 0.05 * expected_bps,
+        "throughput {got_bps} vs W/RTT {expected_bps}"
+    );
+}

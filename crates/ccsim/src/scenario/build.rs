@@ -70,6 +70,12 @@ impl Scenario {
         if h.mtu_payload_bytes == 0 {
             return Err(ScenarioError::new("host.mtu_payload_bytes", "must be > 0"));
         }
+        if h.window.is_some_and(|w| w.0 == 0) {
+            return Err(ScenarioError::new(
+                "host.window",
+                "must be > 0 bytes (omit it for no window)",
+            ));
+        }
         if h.ack_every_packets == 0 {
             return Err(ScenarioError::new("host.ack_every_packets", "must be >= 1"));
         }
@@ -271,6 +277,7 @@ impl Scenario {
         for s in &specs {
             let mut fl = Flow::new(s.src, s.dst, s.size_bytes, s.start_ps, s.stop_ps);
             fl.line_rate_bps = host_rate[s.src as usize];
+            fl.window_bytes = h.window.map_or(u64::MAX, |w| w.0);
             fl.ideal_fct_ps = sim.ideal_fct_ps(
                 sim.flows.len() as u32,
                 s.src,

@@ -209,6 +209,10 @@ pub struct HostCfg {
     pub ack_every_packets: u32,
     /// Minimum gap between repeated NACKs for the same missing sequence (500 us, HPCC simulator).
     pub nack_interval: Time,
+    /// Per-flow window: at most this many bytes in flight (unset: rate-paced only, as DCQCN in
+    /// the HPCC simulator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Size>,
     /// Priority of ACK/NACK; unset means "as the scheme needs" (0 for DCQCN).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_priority: Option<u8>,
@@ -222,6 +226,7 @@ impl Default for HostCfg {
             ack_bytes: 60,
             ack_every_packets: 1,
             nack_interval: Time(500 * crate::sim::PS_PER_US),
+            window: None,
             ack_priority: None,
         }
     }

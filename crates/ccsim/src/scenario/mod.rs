@@ -104,25 +104,58 @@ pub fn apply_override(root: &mut toml::Table, spec: &str) -> Result<(), Scenario
         Err(_) => toml::Value::String(raw.to_string()),
     };
     let parts: Vec<&str> = key.split('.').collect();
-    let mut cur = root;
-    for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
-        let entry = cur
-            .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        cur = match entry {
-            toml::Value::Table(t) => t,
-            _ => {
-                return Err(ScenarioError::new(
-                    "--set",
-                    format!(
-                        "`{}` is not a table, so `{key}` cannot be set",
-                        parts[..=i].join(".")
-                    ),
-                ))
+    let not_container = |i: usize| {
+        ScenarioError::new(
+            "--set",
+            format!(
+                "`{}` is not a table or list, so `{key}` cannot be set",
+                parts[..i].join(".")
+            ),
+        )
+    };
+    let mut cur = root.entry(parts[0].to_string()).or_insert_with(|| {
+        if parts.len() > 1 {
+            toml::Value::Table(toml::Table::new())
+        } else {
+            toml::Value::Boolean(false)
+        }
+    });
+    for (i, p) in parts.iter().enumerate().skip(1) {
+        cur = match cur {
+            toml::Value::Table(t) => t.entry(p.to_string()).or_insert_with(|| {
+                if i + 1 < parts.len() {
+                    toml::Value::Table(toml::Table::new())
+                } else {
+                    toml::Value::Boolean(false)
+                }
+            }),
+            // `workload.0.load`: a numeric part indexes a list (an array of tables).
+            toml::Value::Array(a) => {
+                let idx: usize = p.parse().map_err(|_| {
+                    ScenarioError::new(
+                        "--set",
+                        format!(
+                            "`{}` is a list; index it with a number, e.g. {}.0",
+                            parts[..i].join("."),
+                            parts[..i].join(".")
+                        ),
+                    )
+                })?;
+                let len = a.len();
+                a.get_mut(idx).ok_or_else(|| {
+                    ScenarioError::new(
+                        "--set",
+                        format!(
+                            "`{}` has {len} entries; index {idx} is out of range",
+                            parts[..i].join(".")
+                        ),
+                    )
+                })?
             }
+            _ => return Err(not_container(i)),
         };
     }
-    cur.insert(parts[parts.len() - 1].to_string(), value);
+    *cur = value;
     Ok(())
 }
 

@@ -1,0 +1,165 @@
+"""End to end through the Python API and CLI: results as DataFrames, run directories that
+re-run byte-identically, every example scenario valid, progress and cancel, and one-line errors
+for every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import ccsim
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = sorted(p for p in (REPO / "scenarios").rglob("*.toml") if "topologies" not in p.parts)
+
+INCAST = {
+    "name": "incast8",
+    "topology": {"kind": "star", "hosts": 9, "link": {"rate": "100Gbps", "delay": "1us"}},
+    "cc": {"scheme": "dcqcn"},
+    "workload": [{"kind": "incast", "senders": 8, "receiver": 8, "size": "200KB", "at": "0us"}],
+    "output": {"queues": {"interval": "2us", "ports": ["sw0->h8"]}, "rates": {"interval": "5us"}},
+}
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccsim.cli", *args],
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_run_returns_dataframes_that_obey_conservation() -> None:
+    r = ccsim.run(INCAST)
+    assert len(r.flows) == 8
+    assert (r.flows.bytes_acked == r.flows.size_bytes).all()
+    assert r.summary["flows"]["payload_bytes_delivered"] == 8 * 200_000
+    # FCT is at least the ideal, up to the ACK-vs-packet rounding of the ideal's base RTT.
+    assert (r.flows.slowdown > 0.95).all()
+    assert r.flows.fct_us.max() == pytest.approx(r.flows.fct_ps.max() / 1e6)
+    assert set(r.queues.link) == {"sw0->h8"}
+    assert r.queues.queue_bytes.max() > 0
+    assert not r.rates.empty
+    assert r.summary["pfc"]["pauses_sent"] == r.pfc_ports.pauses_sent.sum()
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: str(p.relative_to(REPO)))
+def test_example_scenarios_validate(path: Path) -> None:
+    resolved = ccsim.validate(path)
+    assert "[topology]" in resolved
+
+
+def test_run_directory_is_deterministic_and_rerunnable(tmp_path: Path) -> None:
+    scen = tmp_path / "s.toml"
+    scen.write_text(ccsim.to_toml(INCAST))
+    for out in ("a", "b"):
+        proc = cli("run", str(scen), "--out", out, "--quiet", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    # Re-run from the resolved config written into the first run directory.
+    proc = cli("run", "a/config.toml", "--out", "c", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert names == [
+        "config.toml",
+        "flows.csv",
+        "pfc_events.csv",
+        "pfc_ports.csv",
+        "queues.csv",
+        "rates.csv",
+        "summary.json",
+    ]
+    for other in ("b", "c"):
+        for name in names:
+            a, b = (tmp_path / "a" / name).read_bytes(), (tmp_path / other / name).read_bytes()
+            if name == "summary.json":  # identical except the wall-clock block
+                sa, sb = json.loads(a), json.loads(b)
+                sa.pop("perf"), sb.pop("perf")
+                assert sa == sb
+            else:
+                assert a == b, f"{other}/{name} differs"
+
+
+def test_different_seed_changes_arrivals() -> None:
+    base = {
+        "topology": {"kind": "star", "hosts": 4, "link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": [{"kind": "poisson", "cdf": "web_server", "load": 0.3, "stop": "50us"}],
+    }
+    a, b = ccsim.run(base, seed=1), ccsim.run(base, seed=2)
+    assert not a.flows[["src", "dst", "start_ps"]].equals(b.flows[["src", "dst", "start_ps"]])
+
+
+def test_progress_is_reported_and_can_cancel() -> None:
+    calls: list[tuple[int, ...]] = []
+
+    def record(*args: int) -> None:
+        calls.append(args)
+
+    ccsim.run(INCAST, progress=record)
+    assert calls and len(calls[-1]) == 5
+    now_ps, events, stop_ps, done, total = calls[-1]
+    assert (stop_ps, done, total) == (0, 8, 8) and events > 0 and now_ps > 0
+    with pytest.raises(KeyboardInterrupt):
+        ccsim.run(
+            {**INCAST, "duration": "5ms", "workload": [{**INCAST["workload"][0], "size": "5MB"}]},
+            progress=lambda *a: False,
+        )
+
+
+def test_lossless_violation_is_one_line_and_nonzero(tmp_path: Path) -> None:
+    bad = {**INCAST, "fabric": {"pfc": {"xoff": "20KB", "headroom": "2KB"}}}
+    (tmp_path / "s.toml").write_text(ccsim.to_toml(bad))
+    proc = cli("run", "s.toml", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "lossless violation" in lines[0] and "headroom" in lines[0]
+
+
+BAD_INPUTS = [
+    (["--set", "topology.colour=1"], "colour"),
+    (["--set", "topology.link.rate=100GB"], "Gbps"),
+    (["--set", "topology.link.delay=3"], "no unit"),
+    (["--set", "topology.link.rate=0Gbps"], "> 0"),
+    (["--set", "workload=[{kind='incast', senders=2, size=100, receiver=42, at='0us'}]"], "42"),
+    (["--set", "topology.kind=fat_tree", "--set", "topology.k=5"], "topology"),
+    (["--set", "cc.scheme=nope"], "cc.scheme"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), BAD_INPUTS)
+def test_bad_input_is_one_line(tmp_path: Path, args: list[str], needle: str) -> None:
+    (tmp_path / "s.toml").write_text(ccsim.to_toml(INCAST))
+    proc = cli("validate", "s.toml", *args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert needle in lines[0]
+
+
+def test_bad_cdf_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / "bad.cdf").write_text("0 0\n1000 0.6\n500 0.8\n2000 1\n")
+    scen = {
+        **INCAST,
+        "workload": [{"kind": "poisson", "cdf": "bad.cdf", "load": 0.5, "stop": "1ms"}],
+    }
+    (tmp_path / "s.toml").write_text(ccsim.to_toml(scen))
+    proc = cli("run", "s.toml", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "bad.cdf: line 3: not monotone" in proc.stderr
+
+
+def test_bench_reports_link_traversals() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim.cli", "bench", "--only", "incast", "--json"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout.strip().splitlines()[-1])
+    text = json.dumps(row)
+    assert "traversals" in text and "events" in text
