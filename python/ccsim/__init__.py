@@ -3,7 +3,7 @@
 The engine is Rust (``ccsim._core``); this package is its front door::
 
     import ccsim
-    r = ccsim.run("scenarios/incast.toml", overrides={"cc.scheme": "dcqcn"}, out="results/x")
+    r = ccsim.run("scenarios/incast-16to1.toml", overrides={"cc.scheme": "dcqcn"}, out="results/x")
     r.flows.fct_us.describe()
 
 See :func:`run`, :func:`validate`, :func:`load`, :func:`catalog`, and ``ccsim --help``.

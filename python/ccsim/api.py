@@ -57,7 +57,7 @@ class RunResult:
 
     Examples
     --------
-    >>> r = ccsim.run("scenarios/incast.toml")  # doctest: +SKIP
+    >>> r = ccsim.run("scenarios/incast-16to1.toml")  # doctest: +SKIP
     >>> r.flows.groupby("size_bytes").fct_us.mean()  # doctest: +SKIP
     """
 
@@ -98,9 +98,10 @@ def run(
     out : str or Path, optional
         Write the run directory here (CSV tables, ``summary.json``, resolved ``config.toml``).
     progress : callable or bool, optional
-        ``progress(sim_now_ps, events_processed, stop_ps, flows_done, flows_total)`` is called every few hundred thousand
-        events; returning False cancels the run (raises KeyboardInterrupt). ``True`` draws a
-        progress line on stderr.
+        ``progress(sim_now_ps, events_processed, stop_ps, flows_done, flows_total)`` is called
+        every few hundred thousand events (``stop_ps`` is 0 when the run ends with its flows);
+        returning False cancels the run (raises KeyboardInterrupt). ``True`` draws a progress
+        line on stderr.
 
     Returns
     -------
@@ -115,7 +116,7 @@ def run(
     --------
     >>> r = ccsim.run({
     ...     "name": "one", "duration": "200us",
-    ...     "topology": {"kind": "star", "hosts": 2, "link_rate": "100Gbps", "link_delay": "1us"},
+    ...     "topology": {"kind": "star", "hosts": 2, "link": {"rate": "100Gbps", "delay": "1us"}},
     ...     "cc": {"scheme": "none"},
     ...     "flows": [{"src": 0, "dst": 1, "size": "100KB", "start": "0us"}],
     ... })  # doctest: +SKIP
@@ -163,8 +164,8 @@ def validate(scenario: Scenario, *, seed: int | None = None, overrides: Override
 
     Examples
     --------
-    >>> ccsim.validate("scenarios/incast.toml", overrides={"cc.scheme": "x"})  # doctest: +SKIP
-    ScenarioError: cc.scheme: unknown scheme "x"; `ccsim list` shows the schemes
+    >>> ccsim.validate("scenarios/incast-16to1.toml", overrides={"cc.scheme": "x"})  # doctest: +SKIP
+    ScenarioError: cc.scheme: unknown scheme `x`; use one of: none, dcqcn, dcqcn_paper
     """
     text, base_dir = _scenario_text(scenario)
     return _core.validate(text, base_dir, seed, _override_list(overrides))
@@ -176,7 +177,7 @@ def catalog() -> dict[str, Any]:
     Examples
     --------
     >>> sorted(ccsim.catalog()["schemes"])  # doctest: +SKIP
-    ['acc', 'dcqcn', ...]
+    ['dcqcn', 'dcqcn_paper', 'none']
     """
     return _core.catalog()
 
@@ -193,7 +194,7 @@ def load(run_dir: str | os.PathLike[str]) -> RunResult:
 
     Examples
     --------
-    >>> r = ccsim.load("results/incast-10to1")  # doctest: +SKIP
+    >>> r = ccsim.load("results/incast-16to1")  # doctest: +SKIP
     >>> r.summary["perf"]["events_per_s"]  # doctest: +SKIP
     """
     import pandas as pd

@@ -260,19 +260,9 @@ impl Dcqcn {
                 }
                 self.seen_cnp = true;
                 self.target_bps = self.rate_bps;
-                self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate.0 as f64);
+                self.cut(p, f, ctx); // with the alpha before this CNP's update
                 self.alpha = (1.0 - p.g) * self.alpha + p.g;
                 self.alpha_ref_ps = now;
-                self.stage_timer = 0;
-                self.stage_bytes = 0;
-                self.bytes_since = 0;
-                self.inc_epoch += 1;
-                ctx.timer(
-                    now + p.rate_increase_timer.0,
-                    TIMER_INCREASE,
-                    self.inc_epoch,
-                );
-                self.apply(f);
             }
         }
     }
@@ -306,17 +296,8 @@ impl Dcqcn {
                     if p.clamp_target_rate || self.stage_timer != 0 {
                         self.target_bps = self.rate_bps;
                     }
-                    self.rate_bps =
-                        (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate.0 as f64);
-                    self.stage_timer = 0;
                     self.decrease_flag = false;
-                    self.inc_epoch += 1;
-                    ctx.timer(
-                        now + p.rate_increase_timer.0,
-                        TIMER_INCREASE,
-                        self.inc_epoch,
-                    );
-                    self.apply(f);
+                    self.cut(p, f, ctx);
                 }
             }
             TIMER_INCREASE if epoch == self.inc_epoch => {
@@ -338,6 +319,22 @@ impl Dcqcn {
             }
             _ => {}
         }
+    }
+
+    /// The rate cut of both models: R <- max(R_min, R x (1 - alpha/2)); the increase stages
+    /// restart and so does the increase timer.
+    fn cut(&mut self, p: &DcqcnParams, f: &mut Flow, ctx: &mut CcCtx) {
+        self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate.0 as f64);
+        self.stage_timer = 0;
+        self.stage_bytes = 0;
+        self.bytes_since = 0;
+        self.inc_epoch += 1;
+        ctx.timer(
+            ctx.now_ps + p.rate_increase_timer.0,
+            TIMER_INCREASE,
+            self.inc_epoch,
+        );
+        self.apply(f);
     }
 
     /// One rate-increase event, staged by the counters before this event.

@@ -527,7 +527,6 @@ impl Simulation {
                 "by_layer": Value::Object(by_layer),
             },
             "switch_max_buffer_bytes": self.switches.iter().map(|s| s.max_used_bytes).max().unwrap_or(0),
-            "drops": 0,
             "packets_live_max": self.pkts.capacity_used(),
         });
         Results {

@@ -36,20 +36,15 @@ impl Scenario {
         let mut node_ports: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for l in &topo.links {
             let (pa, pb) = (ports.len() as u32, ports.len() as u32 + 1);
-            ports.push(Port::new(
-                l.a,
-                pb,
-                l.rate_bps,
-                l.delay_ps,
-                host_index[l.a as usize] != u32::MAX,
-            ));
-            ports.push(Port::new(
-                l.b,
-                pa,
-                l.rate_bps,
-                l.delay_ps,
-                host_index[l.b as usize] != u32::MAX,
-            ));
+            for (node, peer) in [(l.a, pb), (l.b, pa)] {
+                ports.push(Port::new(
+                    node,
+                    peer,
+                    l.rate_bps,
+                    l.delay_ps,
+                    host_index[node as usize] != u32::MAX,
+                ));
+            }
             node_ports[l.a as usize].push((pa, l.b));
             node_ports[l.b as usize].push((pb, l.a));
         }
