@@ -163,3 +163,12 @@ def test_bench_reports_link_traversals() -> None:
     row = json.loads(proc.stdout.strip().splitlines()[-1])
     text = json.dumps(row)
     assert "traversals" in text and "events" in text
+
+
+@pytest.mark.parametrize("module", ["ccsim.api", "ccsim.bench", "ccsim.progress"])
+def test_docstring_examples_hold(module: str) -> None:
+    import doctest
+    import importlib
+
+    failures, _ = doctest.testmod(importlib.import_module(module))
+    assert failures == 0

@@ -57,12 +57,14 @@ const BUCKET_SHIFT: u32 = 13;
 const NUM_BUCKETS: usize = 2048;
 
 /// Deterministic pending-event set: a timing wheel of 8 ns buckets over a 16.8 us horizon
-/// (where almost every packet event lands), a small heap for the bucket being executed, and an
-/// overflow heap for far-future timers. Pop order is exactly (time, insertion sequence), the
+/// (where almost every packet event lands), the bucket being executed kept sorted (sorted once
+/// when reached: cheaper than heap pops on its ~60 events), and an overflow heap for far-future
+/// timers. Pop order is exactly (time, insertion sequence), the
 /// same as one global heap, at a fraction of the cost when 10k+ events are pending.
 pub struct EventQueue {
-    /// Events of the current bucket [cur_bucket << SHIFT, (cur_bucket + 1) << SHIFT).
-    current: BinaryHeap<Entry>,
+    /// Events of the current bucket [cur_bucket << SHIFT, (cur_bucket + 1) << SHIFT), sorted
+    /// by descending (time, seq) so the next event is the last one.
+    current: Vec<Entry>,
     cur_bucket: u64,
     buckets: Vec<Vec<Entry>>,
     in_wheel: usize,
@@ -73,7 +75,7 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            current: BinaryHeap::new(),
+            current: Vec::new(),
             cur_bucket: 0,
             buckets: (0..NUM_BUCKETS).map(|_| Vec::new()).collect(),
             in_wheel: 0,
@@ -95,7 +97,10 @@ impl EventQueue {
         };
         let b = time_ps >> BUCKET_SHIFT;
         if b <= self.cur_bucket {
-            self.current.push(e);
+            // Entry's Ord is reversed (earliest = greatest), so ascending Ord order is
+            // descending time: the earliest event stays at the end.
+            let at = self.current.partition_point(|x| x < &e);
+            self.current.insert(at, e);
         } else if b < self.cur_bucket + NUM_BUCKETS as u64 {
             self.buckets[b as usize % NUM_BUCKETS].push(e);
             self.in_wheel += 1;
@@ -120,17 +125,17 @@ impl EventQueue {
             }
             let slot = self.cur_bucket as usize % NUM_BUCKETS;
             if !self.buckets[slot].is_empty() {
-                // Reuse allocations: the drained heap's buffer becomes the slot's new Vec.
-                let spare = std::mem::take(&mut self.current).into_vec();
-                let v = std::mem::replace(&mut self.buckets[slot], spare);
-                self.in_wheel -= v.len();
-                self.current = BinaryHeap::from(v);
+                // Reuse allocations: the drained buffer becomes the slot's new Vec.
+                let spare = std::mem::take(&mut self.current);
+                self.current = std::mem::replace(&mut self.buckets[slot], spare);
+                self.in_wheel -= self.current.len();
             }
             let end = (self.cur_bucket + 1) << BUCKET_SHIFT;
             while self.overflow.peek().is_some_and(|e| e.time_ps < end) {
                 let e = self.overflow.pop().expect("peeked");
                 self.current.push(e);
             }
+            self.current.sort_unstable();
             // Far-future events that now fall inside the horizon move into the wheel lazily:
             // they stay in `overflow` until their bucket comes up (checked above).
         }
@@ -152,7 +157,7 @@ impl EventQueue {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.peek().map(|e| e.time_ps)
+        self.current.last().map(|e| e.time_ps)
     }
 
     /// Number of pending events.
