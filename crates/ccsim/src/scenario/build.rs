@@ -190,6 +190,15 @@ impl Scenario {
                     "same as src; a flow needs two different hosts",
                 ));
             }
+            if fc.size.is_some_and(|s| s.0 == 0) {
+                return Err(ScenarioError::new(
+                    &fld("size"),
+                    "must be > 0 bytes (omit it for a long-lived flow)",
+                ));
+            }
+            if fc.stop.is_some_and(|t| t.0 <= fc.start.0) {
+                return Err(ScenarioError::new(&fld("stop"), "must be after `start`"));
+            }
             if fc.size.is_some() && fc.stop.is_some() {
                 return Err(ScenarioError::new(
                     &fld("stop"),

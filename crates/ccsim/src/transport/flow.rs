@@ -13,10 +13,6 @@ impl Simulation {
         f.started = true;
         f.next_avail_ps = self.now_ps;
         self.cc[fid as usize].on_start(&self.cc_params, f);
-        if f.size_bytes == 0 {
-            self.finish_flow(fid);
-            return;
-        }
         self.activate(fid);
     }
 

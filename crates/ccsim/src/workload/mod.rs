@@ -311,6 +311,9 @@ pub fn generate(
             }
         }
         WorkloadCfg::LongLived { pairs, start, stop } => {
+            if stop.is_some_and(|t| t.0 <= start.0) {
+                return Err(ScenarioError::new(&field("stop"), "must be after `start`"));
+            }
             for (i, [s, d]) in pairs.iter().enumerate() {
                 for h in [s, d] {
                     if *h >= nh {
@@ -388,6 +391,9 @@ pub fn read_hpcc_flows(
         }
         if src == dst {
             return Err(e(ln, "source and destination are the same host".into()));
+        }
+        if size == 0 {
+            return Err(e(ln, "size must be > 0 bytes".into()));
         }
         if start.is_nan() || start < 0.0 {
             return Err(e(ln, "start time must be >= 0 seconds".into()));
