@@ -146,7 +146,7 @@ impl Simulation {
                     _ if self.switch_index[node as usize] != u32::MAX => {
                         self.switch_receive(port, pkt)
                     }
-                    _ => self.host_receive(port, pkt),
+                    _ => self.host_receive(pkt),
                 }
             }
             Event::FlowStart { flow } => self.flow_start(flow),

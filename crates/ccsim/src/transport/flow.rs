@@ -47,11 +47,10 @@ impl Simulation {
         self.flows_open -= 1;
     }
 
-    /// A packet reached host port `pid`.
-    pub(crate) fn host_receive(&mut self, pid: u32, pkt: u32) {
+    /// A packet reached a host.
+    pub(crate) fn host_receive(&mut self, pkt: u32) {
         let p = self.pkts[pkt];
         self.pkts.free(pkt);
-        let _ = pid;
         match p.kind {
             PktKind::Data => self.receive_data(&p),
             PktKind::Ack | PktKind::Nack | PktKind::Cnp => self.receive_feedback(&p),
