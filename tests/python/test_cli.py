@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import io
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import ccsim
 import pytest
 from ccsim import api, cli
 from ccsim.progress import ProgressLine, format_duration, format_progress, format_time_ps
+from helpers import ccsim_cli
 
 # The scenario schema belongs to the engine: if it changes, fix the literals here only.
 SCENARIO = {
@@ -47,19 +46,6 @@ def scenario_file(tmp_path: Path) -> Path:
     path = tmp_path / "t.toml"
     path.write_text(ccsim.to_toml(SCENARIO), encoding="utf-8")
     return path
-
-
-def ccsim_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "CCSIM_DEBUG"}
-    return subprocess.run(
-        [sys.executable, "-m", "ccsim.cli", *args],
-        cwd=cwd,
-        env=env,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:

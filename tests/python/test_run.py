@@ -5,12 +5,11 @@ for every kind of bad input."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import ccsim
 import pytest
+from helpers import ccsim_cli as cli
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted(p for p in (REPO / "scenarios").rglob("*.toml") if "topologies" not in p.parts)
@@ -22,16 +21,6 @@ INCAST = {
     "workload": [{"kind": "incast", "senders": 8, "receiver": 8, "size": "200KB", "at": "0us"}],
     "output": {"queues": {"interval": "2us", "ports": ["sw0->h8"]}, "rates": {"interval": "5us"}},
 }
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ccsim.cli", *args],
-        check=False,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-    )
 
 
 def test_run_returns_dataframes_that_obey_conservation() -> None:
@@ -153,12 +142,7 @@ def test_bad_cdf_file_is_named(tmp_path: Path) -> None:
 
 
 def test_bench_reports_link_traversals() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "ccsim.cli", "bench", "--only", "incast", "--json"],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
+    proc = cli("bench", "--only", "incast", "--json")
     assert proc.returncode == 0, proc.stderr
     row = json.loads(proc.stdout.strip().splitlines()[-1])
     text = json.dumps(row)
