@@ -27,38 +27,42 @@ impl Simulation {
             return None;
         }
         let hid = self.host_index[port.node as usize] as usize;
-        let flow = self.pick_flow(hid, now)?;
-        Some(self.make_data_packet(flow))
+        let idx = self.pick_flow(hid, now)?;
+        let h = &mut self.hosts[hid];
+        let fid = h.active[idx];
+        let pkt = self.make_data_packet(fid);
+        // Next turn goes to the flow after this one; a flow whose last byte just left the
+        // NIC leaves the list (a NACK or a new flow puts flows back through `activate`).
+        let h = &mut self.hosts[hid];
+        if self.flows[fid as usize].all_sent() {
+            self.flows[fid as usize].in_active = false;
+            h.active.remove(idx);
+            h.rr = if h.active.is_empty() {
+                0
+            } else {
+                idx % h.active.len()
+            };
+        } else {
+            h.rr = (idx + 1) % h.active.len();
+        }
+        Some(pkt)
     }
 
-    /// Round-robin over active flows; drops fully-sent flows from the list as it goes.
-    fn pick_flow(&mut self, hid: usize, now: u64) -> Option<u32> {
+    /// Round-robin from `rr`: the index of the first active flow allowed to send now. If none
+    /// is and some wait only for pacing, schedule a wake-up at the earliest pacing time.
+    fn pick_flow(&mut self, hid: usize, now: u64) -> Option<usize> {
         let h = &mut self.hosts[hid];
+        let n = h.active.len();
         let mut earliest = u64::MAX;
-        let mut i = 0;
-        let n0 = h.active.len();
-        let mut scanned = 0;
-        while scanned < n0 && !h.active.is_empty() {
-            let idx = (h.rr + i) % h.active.len();
-            let fid = h.active[idx];
-            let f = &mut self.flows[fid as usize];
-            scanned += 1;
-            if f.all_sent() {
-                f.in_active = false;
-                h.active.remove(idx);
-                if idx < h.rr {
-                    h.rr -= 1;
-                }
-                continue;
-            }
+        for k in 0..n {
+            let idx = (h.rr + k) % n;
+            let f = &self.flows[h.active[idx] as usize];
             if f.can_send(now) {
-                h.rr = (idx + 1) % h.active.len();
-                return Some(fid);
+                return Some(idx);
             }
             if f.snd_nxt - f.snd_una < f.window_bytes {
                 earliest = earliest.min(f.next_avail_ps);
             }
-            i += 1;
         }
         if earliest != u64::MAX
             && (h.wake_at_ps == u64::MAX || earliest < h.wake_at_ps || h.wake_at_ps < now)

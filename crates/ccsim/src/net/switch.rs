@@ -15,6 +15,20 @@ use crate::sim::rng::mix64;
 use crate::world::{SimError, Simulation};
 
 impl Simulation {
+    /// The egress port switch `si` uses for `flow` toward host `dst`: one of the equal-cost next
+    /// hops, chosen by a per-flow hash (the same choice for every packet of the flow).
+    #[inline]
+    pub(crate) fn ecmp_next_hop(&self, si: u32, dst: u32, flow: u32) -> u32 {
+        let hops = self.routes.next_hops(si, dst);
+        match hops.len() {
+            1 => hops[0],
+            n => {
+                hops[(mix64(self.s.ecmp_seed ^ ((si as u64) << 32) ^ flow as u64) % n as u64)
+                    as usize]
+            }
+        }
+    }
+
     #[inline]
     fn pfc_threshold(&self, si: usize) -> u64 {
         match self.s.pfc_mode {
@@ -31,21 +45,7 @@ impl Simulation {
         let node = self.ports[in_port as usize].node;
         let si = self.switch_index[node as usize];
         let p = self.pkts[pkt];
-        let hops = self.routes.next_hops(si, p.dst_host);
-        let out = match hops.len() {
-            1 => hops[0],
-            0 => {
-                self.fatal = Some(SimError(format!(
-                    "no route at switch `{}` to host {}",
-                    self.topo.nodes[node as usize].name, p.dst_host
-                )));
-                return;
-            }
-            n => {
-                hops[(mix64(self.s.ecmp_seed ^ ((si as u64) << 32) ^ p.flow as u64) % n as u64)
-                    as usize]
-            }
-        };
+        let out = self.ecmp_next_hop(si, p.dst_host, p.flow);
         let size = p.size_bytes as u64;
         let prio = p.prio as usize;
         if prio == 0 {

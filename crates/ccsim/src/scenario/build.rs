@@ -22,10 +22,11 @@ impl Scenario {
         let mut switch_index = vec![u32::MAX; n];
         let mut host_index = vec![u32::MAX; n];
         let mut nsw = 0u32;
+        for (hid, &node) in topo.hosts.iter().enumerate() {
+            host_index[node as usize] = hid as u32;
+        }
         for (i, node) in topo.nodes.iter().enumerate() {
-            if node.layer == Layer::Host {
-                host_index[i] = topo.hosts.iter().position(|&h| h == i as u32).unwrap() as u32;
-            } else {
+            if node.layer != Layer::Host {
                 switch_index[i] = nsw;
                 nsw += 1;
             }
@@ -387,13 +388,7 @@ impl Simulation {
             if si == u32::MAX {
                 break;
             }
-            let hops = self.routes.next_hops(si, dst);
-            pid = if hops.len() == 1 {
-                hops[0]
-            } else {
-                hops[(mix64(self.s.ecmp_seed ^ ((si as u64) << 32) ^ fid as u64)
-                    % hops.len() as u64) as usize]
-            };
+            pid = self.ecmp_next_hop(si, dst, fid);
         }
         2 * prop + ser + tx_time_ps(wire, bottleneck)
     }

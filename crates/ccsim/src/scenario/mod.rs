@@ -188,18 +188,9 @@ impl Scenario {
             root.insert("seed".into(), toml::Value::Integer(s as i64));
         }
         let mut cfg: ScenarioCfg = from_value(toml::Value::Table(root), "")?;
-        let info = crate::cc::scheme(&cfg.cc.scheme).ok_or_else(|| {
-            let names: Vec<&str> = crate::cc::SCHEMES.iter().map(|s| s.name).collect();
-            ScenarioError::new(
-                "cc.scheme",
-                format!(
-                    "unknown scheme `{}`; use one of: {}",
-                    cfg.cc.scheme,
-                    names.join(", ")
-                ),
-            )
-        })?;
         let cc_params = crate::cc::CcParams::parse(&cfg.cc.scheme, &cfg.cc.params)?;
+        let info = crate::cc::scheme(&cfg.cc.scheme)
+            .expect("CcParams::parse accepts only registered schemes");
         if let crate::cc::CcParams::Dcqcn(p) = &cc_params {
             p.validate()?;
         }

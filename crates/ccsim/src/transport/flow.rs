@@ -34,6 +34,12 @@ impl Simulation {
             return;
         }
         f.size_bytes = f.snd_nxt;
+        if f.in_active {
+            f.in_active = false;
+            let h = &mut self.hosts[f.src as usize];
+            h.active.retain(|&x| x != fid);
+            h.rr %= h.active.len().max(1);
+        }
         if f.snd_una >= f.size_bytes {
             self.finish_flow(fid);
         }
