@@ -2,9 +2,10 @@
 //! with their layer: `net::switch` (forwarding, buffer, PFC, ECN), `net::nic` (host NIC
 //! scheduling), `transport::flow` (send/receive), `metrics` (probes).
 
+use crate::cc::qcn::QcnCp;
 use crate::cc::{CcParams, CcState};
 use crate::metrics::Metrics;
-use crate::net::{Arena, PktKind, Port};
+use crate::net::{Arena, IntStack, PktKind, Port};
 use crate::scenario::config::{PfcMode, Scheduler};
 use crate::sim::{Event, EventQueue, Rng};
 use crate::topo::{Routes, Topology};
@@ -30,6 +31,8 @@ pub struct Settings {
     pub ecn_pmax: f64,
     pub ecmp_seed: u64,
     pub record_pfc_events: bool,
+    /// Switches append INT records to data packets (HPCC).
+    pub int_enabled: bool,
 }
 
 /// Shared-buffer state of one switch.
@@ -87,6 +90,10 @@ pub struct Simulation {
     pub cc_params: CcParams,
     pub s: Settings,
     pub marking_rng: Rng,
+    /// INT records per packet id (empty unless `s.int_enabled`).
+    pub ints: Vec<IntStack>,
+    /// QCN congestion point per port (empty unless the scheme is QCN).
+    pub qcn_cp: Vec<QcnCp>,
     pub metrics: Metrics,
     /// End of the run (u64::MAX: when all flows are done).
     pub stop_ps: u64,
@@ -249,6 +256,17 @@ impl Simulation {
             q: &mut self.q,
         };
         self.cc[flow as usize].on_timer(&self.cc_params, f, &mut ctx, kind, epoch);
+    }
+
+    /// The INT records of packet `pkt`, growing the side table to the arena's size.
+    #[inline]
+    pub(crate) fn int_slot(&mut self, pkt: u32) -> &mut IntStack {
+        let i = pkt as usize;
+        if i >= self.ints.len() {
+            self.ints
+                .resize(self.pkts.capacity_used().max(i + 1), IntStack::default());
+        }
+        &mut self.ints[i]
     }
 
     /// Close pause intervals still open at the end so pause time is complete.

@@ -111,7 +111,7 @@ impl DcqcnParams {
     }
 
     /// Check ranges; errors name `cc.params.<field>`.
-    pub fn validate(&self) -> Result<(), crate::scenario::ScenarioError> {
+    pub(super) fn validate(&self) -> Result<(), crate::scenario::ScenarioError> {
         let e = |f: &str, m: &str| {
             Err(crate::scenario::ScenarioError::new(
                 &format!("cc.params.{f}"),
@@ -350,19 +350,19 @@ impl Dcqcn {
                 }
             }
             Model::Paper => {
-                let (t, bc) = (self.stage_timer, self.stage_bytes);
-                let counts_bytes = p.byte_counter.0 > 0;
-                let (hi, lo) = if counts_bytes {
-                    (t.max(bc), t.min(bc))
+                // Without a byte counter the timer count stands for both counts.
+                let bc = if p.byte_counter.0 > 0 {
+                    self.stage_bytes
                 } else {
-                    (t, t)
+                    self.stage_timer
                 };
-                if hi < fr {
-                } else if lo > fr {
-                    self.target_bps += (lo - fr) as f64 * p.rate_hai.0 as f64;
-                } else {
-                    self.target_bps += p.rate_ai.0 as f64;
-                }
+                self.target_bps += super::qcn::target_step(
+                    self.stage_timer,
+                    bc,
+                    fr,
+                    p.rate_ai.0 as f64,
+                    p.rate_hai.0 as f64,
+                );
             }
         }
         self.target_bps = self.target_bps.min(self.line_bps);

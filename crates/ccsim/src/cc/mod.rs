@@ -6,10 +6,26 @@
 //! entry to `SCHEMES`.
 
 pub mod dcqcn;
+pub mod dctcp;
+pub mod hpcc;
+pub mod qcn;
+pub mod timely;
 
+use crate::net::IntStack;
 use crate::scenario::ScenarioError;
 use crate::sim::{Event, EventQueue};
 use crate::transport::Flow;
+
+/// What a scheme needs from the fabric beyond forwarding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchFeature {
+    /// Nothing, or RED/ECN marking when `uses_ecn`.
+    Plain,
+    /// Switches append INT records (HPCC).
+    Int,
+    /// Switches run the QCN congestion point and send feedback to sources.
+    QcnCp,
+}
 
 /// A registered scheme: how the scenario names it and what the fabric must do for it.
 pub struct SchemeInfo {
@@ -20,9 +36,16 @@ pub struct SchemeInfo {
     pub uses_ecn: bool,
     /// Default ECN thresholds (kmin, kmax bytes, pmax, at ref rate bps), when `uses_ecn`.
     pub ecn_defaults: (u64, u64, f64, u64),
-    /// Default priority of ACK/NACK/CNP.
-    pub ack_priority: u8,
+    /// Default priority of ACK/NACK/CNP; None = the data priority (ACKs share the data queue).
+    pub ack_priority: Option<u8>,
+    pub switch_feature: SwitchFeature,
+    /// Header bytes the scheme adds to every data packet and ACK (INT, timestamps).
+    pub extra_header_bytes: u32,
+    /// The sender keeps a window derived from the fabric's bandwidth-delay product.
+    pub bdp_window: bool,
 }
+
+const NO_ECN: (u64, u64, f64, u64) = (0, 0, 0.0, 0);
 
 /// Every scheme ccsim knows, in `ccsim list` order.
 pub const SCHEMES: &[SchemeInfo] = &[
@@ -31,8 +54,11 @@ pub const SCHEMES: &[SchemeInfo] = &[
         description: "No congestion control: every flow sends at line rate; PFC alone prevents loss.",
         paper: "-",
         uses_ecn: false,
-        ecn_defaults: (0, 0, 0.0, 0),
-        ack_priority: 0,
+        ecn_defaults: NO_ECN,
+        ack_priority: Some(0),
+        switch_feature: SwitchFeature::Plain,
+        extra_header_bytes: 0,
+        bdp_window: false,
     },
     SchemeInfo {
         name: "dcqcn",
@@ -40,7 +66,10 @@ pub const SCHEMES: &[SchemeInfo] = &[
         paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
         uses_ecn: true,
         ecn_defaults: (400_000, 1_600_000, 0.2, 100_000_000_000),
-        ack_priority: 0,
+        ack_priority: Some(0),
+        switch_feature: SwitchFeature::Plain,
+        extra_header_bytes: 0,
+        bdp_window: false,
     },
     SchemeInfo {
         name: "dcqcn_paper",
@@ -48,7 +77,54 @@ pub const SCHEMES: &[SchemeInfo] = &[
         paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015",
         uses_ecn: true,
         ecn_defaults: (5_000, 200_000, 0.01, 40_000_000_000),
-        ack_priority: 0,
+        ack_priority: Some(0),
+        switch_feature: SwitchFeature::Plain,
+        extra_header_bytes: 0,
+        bdp_window: false,
+    },
+    SchemeInfo {
+        name: "timely",
+        description: "TIMELY as run by the HPCC ns-3 simulator: RTT-gradient rate control once per RTT (alpha 0.875, beta 0.8, T_low 50us, T_high 500us), paced; 8-byte timestamp header.",
+        paper: "Mittal et al., TIMELY: RTT-based Congestion Control for the Datacenter, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
+        uses_ecn: false,
+        ecn_defaults: NO_ECN,
+        ack_priority: Some(0),
+        switch_feature: SwitchFeature::Plain,
+        extra_header_bytes: timely::TS_HEADER_BYTES,
+        bdp_window: false,
+    },
+    SchemeInfo {
+        name: "hpcc",
+        description: "HPCC: per-hop INT (queue, tx bytes, time, rate) at switch egress; per-ACK window from the max normalized inflight, reference window once per RTT (eta 0.95, maxStage 5); window + pacing.",
+        paper: "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019; HPCC ns-3 simulator rdma-hw.cc",
+        uses_ecn: false,
+        ecn_defaults: NO_ECN,
+        ack_priority: None,
+        switch_feature: SwitchFeature::Int,
+        extra_header_bytes: hpcc::INT_HEADER_BYTES,
+        bdp_window: true,
+    },
+    SchemeInfo {
+        name: "dctcp",
+        description: "DCTCP for RDMA as run by the HPCC ns-3 simulator: ECN echo per ACK, alpha (g=1/16) once per window, cut by alpha/2 once per window, +1 MTU per RTT; BDP window scaled by rate, paced.",
+        paper: "Alizadeh et al., Data Center TCP (DCTCP), SIGCOMM 2010; HPCC ns-3 simulator rdma-hw.cc",
+        uses_ecn: true,
+        ecn_defaults: (30_000, 30_000, 1.0, 10_000_000_000),
+        ack_priority: None,
+        switch_feature: SwitchFeature::Plain,
+        extra_header_bytes: 0,
+        bdp_window: true,
+    },
+    SchemeInfo {
+        name: "qcn",
+        description: "QCN (IEEE 802.1Qau): switches sample arrivals and send quantized feedback Fb = -(Q_off + w Q_delta) to the source; the source cuts by Gd|Fb| and recovers by byte counter and timer (fast recovery, active, hyper-active increase).",
+        paper: "Alizadeh et al., Data Center Transport Mechanisms: Congestion Control Theory and IEEE Standardization, Allerton 2008; IEEE 802.1Qau",
+        uses_ecn: false,
+        ecn_defaults: NO_ECN,
+        ack_priority: Some(0),
+        switch_feature: SwitchFeature::QcnCp,
+        extra_header_bytes: 0,
+        bdp_window: false,
     },
 ];
 
@@ -62,13 +138,19 @@ pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
 pub enum CcParams {
     None,
     Dcqcn(dcqcn::DcqcnParams),
+    Timely(timely::TimelyParams),
+    Hpcc(hpcc::HpccParams),
+    Dctcp(dctcp::DctcpParams),
+    Qcn(qcn::QcnParams),
 }
 
 impl CcParams {
-    /// Parse `[cc.params]` for `scheme`; errors name the field as `cc.params.<key>`.
+    /// Parse and check `[cc.params]` for `scheme`; errors name the field as `cc.params.<key>`.
     pub fn parse(scheme_name: &str, params: &toml::Table) -> Result<CcParams, ScenarioError> {
+        use crate::scenario::from_value_at as parse;
         let v = toml::Value::Table(params.clone());
-        match scheme_name {
+        let at = "cc.params";
+        let p = match scheme_name {
             "none" => {
                 if let Some(k) = params.keys().next() {
                     return Err(ScenarioError::new(
@@ -76,34 +158,48 @@ impl CcParams {
                         "scheme `none` has no parameters; remove it",
                     ));
                 }
-                Ok(CcParams::None)
+                CcParams::None
             }
-            "dcqcn" => Ok(CcParams::Dcqcn(crate::scenario::from_value_at(
-                v,
-                "cc.params",
-                dcqcn::DcqcnParams::hpcc_sim(),
-            )?)),
-            "dcqcn_paper" => Ok(CcParams::Dcqcn(crate::scenario::from_value_at(
-                v,
-                "cc.params",
-                dcqcn::DcqcnParams::paper(),
-            )?)),
+            "dcqcn" => CcParams::Dcqcn(parse(v, at, dcqcn::DcqcnParams::hpcc_sim())?),
+            "dcqcn_paper" => CcParams::Dcqcn(parse(v, at, dcqcn::DcqcnParams::paper())?),
+            "timely" => CcParams::Timely(parse(v, at, timely::TimelyParams::default())?),
+            "hpcc" => CcParams::Hpcc(parse(v, at, hpcc::HpccParams::default())?),
+            "dctcp" => CcParams::Dctcp(parse(v, at, dctcp::DctcpParams::default())?),
+            "qcn" => CcParams::Qcn(parse(v, at, qcn::QcnParams::default())?),
             other => {
                 let names: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
-                Err(ScenarioError::new(
+                return Err(ScenarioError::new(
                     "cc.scheme",
                     format!("unknown scheme `{other}`; use one of: {}", names.join(", ")),
-                ))
+                ));
             }
+        };
+        p.validate()?;
+        Ok(p)
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        match self {
+            CcParams::None => Ok(()),
+            CcParams::Dcqcn(p) => p.validate(),
+            CcParams::Timely(p) => p.validate(),
+            CcParams::Hpcc(p) => p.validate(),
+            CcParams::Dctcp(p) => p.validate(),
+            CcParams::Qcn(p) => p.validate(),
         }
     }
 
     /// The parameters with defaults filled in, for the resolved config and `ccsim list`.
     pub fn to_table(&self) -> toml::Table {
-        match self {
-            CcParams::None => toml::Table::new(),
-            CcParams::Dcqcn(p) => toml::Table::try_from(p).expect("params serialize"),
-        }
+        let t = match self {
+            CcParams::None => return toml::Table::new(),
+            CcParams::Dcqcn(p) => toml::Table::try_from(p),
+            CcParams::Timely(p) => toml::Table::try_from(p),
+            CcParams::Hpcc(p) => toml::Table::try_from(p),
+            CcParams::Dctcp(p) => toml::Table::try_from(p),
+            CcParams::Qcn(p) => toml::Table::try_from(p),
+        };
+        t.expect("params serialize")
     }
 
     /// Fresh per-flow state.
@@ -111,23 +207,31 @@ impl CcParams {
         match self {
             CcParams::None => CcState::None,
             CcParams::Dcqcn(p) => CcState::Dcqcn(dcqcn::Dcqcn::new(p)),
+            CcParams::Timely(_) => CcState::Timely(timely::Timely::default()),
+            CcParams::Hpcc(_) => CcState::Hpcc(Box::default()),
+            CcParams::Dctcp(_) => CcState::Dctcp(dctcp::Dctcp::default()),
+            CcParams::Qcn(_) => CcState::Qcn(qcn::QcnRp::default()),
         }
     }
 
     /// Receiver side: minimum gap between standalone CNPs (0 = echo CE on ACKs instead).
     pub fn cnp_interval_ps(&self) -> u64 {
         match self {
-            CcParams::None => 0,
             CcParams::Dcqcn(p) => p.cnp_interval.0,
+            _ => 0,
         }
     }
 }
 
-/// Per-flow congestion-control state.
+/// Per-flow congestion-control state. (HPCC's is boxed: it keeps the last INT records.)
 #[derive(Clone, Debug)]
 pub enum CcState {
     None,
     Dcqcn(dcqcn::Dcqcn),
+    Timely(timely::Timely),
+    Hpcc(Box<hpcc::Hpcc>),
+    Dctcp(dctcp::Dctcp),
+    Qcn(qcn::QcnRp),
 }
 
 /// What a hook may touch besides its own state: the clock, the event queue (for timers) and the
@@ -152,51 +256,83 @@ impl CcCtx<'_> {
     }
 }
 
-/// Congestion feedback carried by an ACK.
+/// Congestion feedback carried by an ACK or NACK.
 #[derive(Clone, Copy, Debug)]
-pub struct AckInfo {
+pub struct AckInfo<'a> {
+    /// Cumulative ACK: every byte below it has arrived.
+    pub ack_seq: u64,
     pub newly_acked_bytes: u64,
     pub ce_echo: bool,
+    /// Now minus the send time of the data packet this ACK answers.
+    pub rtt_ps: u64,
+    /// INT records of that data packet's path (empty unless the scheme enables INT).
+    pub int: &'a IntStack,
 }
 
 impl CcState {
     /// The flow starts: set its initial rate and window.
     pub fn on_start(&mut self, p: &CcParams, f: &mut Flow) {
         f.rate_bps = f.line_rate_bps;
-        if let (CcState::Dcqcn(s), CcParams::Dcqcn(_)) = (self, p) {
-            s.on_start(f);
+        match (self, p) {
+            (CcState::Dcqcn(s), CcParams::Dcqcn(_)) => s.on_start(f),
+            (CcState::Timely(s), CcParams::Timely(_)) => s.on_start(f),
+            (CcState::Hpcc(s), CcParams::Hpcc(p)) => s.on_start(p, f),
+            (CcState::Dctcp(s), CcParams::Dctcp(p)) => s.on_start(p, f),
+            (CcState::Qcn(s), CcParams::Qcn(p)) => s.on_start(p, f),
+            _ => {}
         }
     }
-    /// An ACK arrived at the sender.
+    /// An ACK or NACK arrived at the sender.
     pub fn on_ack(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx, ack: AckInfo) {
-        if let (CcState::Dcqcn(s), CcParams::Dcqcn(p)) = (self, p) {
-            if ack.ce_echo && p.cnp_interval.0 == 0 {
-                s.on_cnp(p, f, ctx);
+        match (self, p) {
+            (CcState::Dcqcn(s), CcParams::Dcqcn(p)) if ack.ce_echo && p.cnp_interval.0 == 0 => {
+                s.on_cnp(p, f, ctx)
             }
+            (CcState::Timely(s), CcParams::Timely(p)) => s.on_ack(p, f, &ack),
+            (CcState::Hpcc(s), CcParams::Hpcc(p)) => s.on_ack(p, f, &ack),
+            (CcState::Dctcp(s), CcParams::Dctcp(p)) => s.on_ack(p, f, &ack),
+            _ => {}
         }
     }
-    /// A standalone CNP arrived at the sender.
-    pub fn on_cnp(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx) {
-        if let (CcState::Dcqcn(s), CcParams::Dcqcn(p)) = (self, p) {
-            s.on_cnp(p, f, ctx);
+    /// A congestion notification arrived at the sender: a DCQCN CNP, or a QCN feedback
+    /// message carrying the quantized |Fb| `fb`.
+    pub fn on_cnp(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx, fb: u8) {
+        match (self, p) {
+            (CcState::Dcqcn(s), CcParams::Dcqcn(p)) => s.on_cnp(p, f, ctx),
+            (CcState::Qcn(s), CcParams::Qcn(p)) => s.on_feedback(p, f, ctx, fb),
+            _ => {}
         }
     }
     /// The sender put `bytes` (wire) of data on the link.
     pub fn on_send(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx, bytes: u64) {
-        if let (CcState::Dcqcn(s), CcParams::Dcqcn(p)) = (self, p) {
-            s.on_send(p, f, ctx, bytes);
+        match (self, p) {
+            (CcState::Dcqcn(s), CcParams::Dcqcn(p)) => s.on_send(p, f, ctx, bytes),
+            (CcState::Hpcc(s), CcParams::Hpcc(_)) => s.on_send(bytes),
+            (CcState::Qcn(s), CcParams::Qcn(p)) => s.on_send(p, f, bytes),
+            _ => {}
         }
     }
     /// A timer scheduled through `CcCtx::timer` fired (stale epochs are filtered by the scheme).
     pub fn on_timer(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx, kind: u8, epoch: u32) {
-        if let (CcState::Dcqcn(s), CcParams::Dcqcn(p)) = (self, p) {
-            s.on_timer(p, f, ctx, kind, epoch);
+        match (self, p) {
+            (CcState::Dcqcn(s), CcParams::Dcqcn(p)) => s.on_timer(p, f, ctx, kind, epoch),
+            (CcState::Qcn(s), CcParams::Qcn(p)) => s.on_timer(p, f, ctx, epoch),
+            _ => {}
         }
     }
     /// The flow finished: stop timers.
     pub fn on_finish(&mut self) {
-        if let CcState::Dcqcn(s) = self {
-            s.cancel_timers();
+        match self {
+            CcState::Dcqcn(s) => s.cancel_timers(),
+            CcState::Qcn(s) => s.cancel_timers(),
+            _ => {}
         }
     }
+}
+
+/// Window of a rate-coupled window scheme (the HPCC simulator's variable window): the base
+/// window scaled by rate / line rate, at least one byte.
+#[inline]
+pub(crate) fn scaled_window(base_window_bytes: u64, rate_bps: u64, line_bps: u64) -> u64 {
+    ((base_window_bytes as u128 * rate_bps as u128 / line_bps as u128) as u64).max(1)
 }

@@ -92,6 +92,29 @@ impl std::ops::IndexMut<u32> for Arena {
 /// Number of priority classes per port.
 pub const NUM_PRIO: usize = 8;
 
+/// Most switch hops an INT header records (the HPCC simulator's `IntHeader::maxHop`).
+pub const MAX_INT_HOPS: usize = 5;
+
+/// One hop's in-band telemetry, written by a switch egress port as a data packet leaves it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IntHop {
+    /// Dequeue time.
+    pub ts_ps: u64,
+    /// Bytes the port had transmitted before this packet.
+    pub tx_bytes: u64,
+    pub rate_bps: u64,
+    /// Bytes queued at the port (all priorities) after this packet left the queue.
+    pub qlen_bytes: u32,
+}
+
+/// The INT records of one packet (HPCC). Kept beside the arena, indexed by packet id, and only
+/// touched when the scheme enables INT; an ACK carries a copy of its data packet's records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IntStack {
+    pub nhop: u8,
+    pub hops: [IntHop; MAX_INT_HOPS],
+}
+
 /// One end of a full-duplex link: egress queues and transmitter, plus (on switches) the
 /// ingress accounting of the shared buffer for packets that arrived through it.
 pub struct Port {

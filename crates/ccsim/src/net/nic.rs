@@ -92,6 +92,10 @@ impl Simulation {
             in_port: u32::MAX,
         });
         f.snd_nxt += payload as u64;
+        if self.s.int_enabled {
+            self.int_slot(pkt).nhop = 0;
+        }
+        let f = &mut self.flows[fid as usize];
         f.tx_bytes += size as u64;
         f.next_avail_ps = now + crate::sim::tx_time_ps(size as u64, f.rate_bps);
         let mut ctx = crate::cc::CcCtx {
@@ -103,8 +107,8 @@ impl Simulation {
         pkt
     }
 
-    /// Queue a control packet (ACK/NACK/CNP) at host `hid`'s NIC.
-    pub(crate) fn send_control(&mut self, hid: u32, pkt: Packet) {
+    /// Queue a control packet (ACK/NACK/CNP) at host `hid`'s NIC; returns its packet id.
+    pub(crate) fn send_control(&mut self, hid: u32, pkt: Packet) -> u32 {
         let prio = pkt.prio as usize;
         let size = pkt.size_bytes as u64;
         let id = self.pkts.alloc(pkt);
@@ -114,5 +118,6 @@ impl Simulation {
         port.queue_bytes[prio] += size;
         port.queued_pkts += 1;
         self.port_kick(pid);
+        id
     }
 }

@@ -1,6 +1,7 @@
 //! Switch forwarding: ECMP route lookup, shared-buffer admission with per (ingress, priority)
 //! and (egress, priority) accounting, PFC XOFF/XON with headroom, the egress scheduler and
-//! RED/ECN marking at dequeue (as the HPCC ns-3 simulator's SwitchNotifyDequeue).
+//! the marking pipeline: RED/ECN marking and INT records at dequeue (as the HPCC ns-3
+//! simulator's SwitchNotifyDequeue), the QCN congestion point at enqueue.
 //!
 //! Buffer model: `shared_pool = buffer - sum(headroom reserves)`. An arriving lossless packet is
 //! charged to its ingress queue's shared bytes, or to the ingress port's headroom once the queue
@@ -9,7 +10,8 @@
 //! queue is `resume_offset` below the threshold. Overflowing headroom or the shared pool in a
 //! lossless fabric is a configuration error and stops the run.
 
-use crate::net::{Packet, PktKind, NUM_PRIO};
+use crate::cc::CcParams;
+use crate::net::{IntHop, Packet, PktKind, MAX_INT_HOPS, NUM_PRIO};
 use crate::scenario::config::{PfcMode, Scheduler};
 use crate::sim::rng::mix64;
 use crate::world::{SimError, Simulation};
@@ -67,7 +69,47 @@ impl Simulation {
         if used > sw.max_used_bytes {
             sw.max_used_bytes = used;
         }
+        if !self.qcn_cp.is_empty() && p.kind == PktKind::Data {
+            self.qcn_sample(si, out, prio, p.flow);
+        }
         self.port_kick(out);
+    }
+
+    /// QCN congestion point at egress `out`: maybe sample the frame just queued and send its
+    /// source a feedback message (a control-priority packet routed back from this switch).
+    fn qcn_sample(&mut self, si: u32, out: u32, prio: usize, flow: u32) {
+        let CcParams::Qcn(p) = &self.cc_params else {
+            return;
+        };
+        let cp = &mut self.qcn_cp[out as usize];
+        if self.marking_rng.uniform() >= cp.sample_probability(p) {
+            return;
+        }
+        let Some(fb) = cp.sample(p, self.ports[out as usize].queue_bytes[prio]) else {
+            return;
+        };
+        let src = self.flows[flow as usize].src;
+        let size = self.s.ack_bytes;
+        let cnm = self.pkts.alloc(Packet {
+            kind: PktKind::Cnp,
+            prio: 0,
+            ce: true,
+            pfc_prio: 0,
+            size_bytes: size,
+            payload_bytes: 0,
+            flow,
+            dst_host: src,
+            seq: fb as u64,
+            ts_ps: self.now_ps,
+            in_port: u32::MAX,
+        });
+        let back = self.ecmp_next_hop(si, src, flow);
+        self.switches[si as usize].ctrl_bytes += size as u64;
+        let port = &mut self.ports[back as usize];
+        port.queues[0].push_back(cnm);
+        port.queue_bytes[0] += size as u64;
+        port.queued_pkts += 1;
+        self.port_kick(back);
     }
 
     /// Charge a lossless packet to its ingress queue; send PAUSE if needed. False = run failed.
@@ -200,6 +242,19 @@ impl Simulation {
             };
             if mark {
                 self.pkts[pkt].ce = true;
+            }
+        }
+        if self.s.int_enabled && self.pkts[pkt].kind == PktKind::Data {
+            let hop = IntHop {
+                ts_ps: self.now_ps,
+                tx_bytes: port.tx_bytes,
+                rate_bps: port.rate_bps,
+                qlen_bytes: port.backlog_bytes() as u32,
+            };
+            let st = self.int_slot(pkt);
+            if (st.nhop as usize) < MAX_INT_HOPS {
+                st.hops[st.nhop as usize] = hop;
+                st.nhop += 1;
             }
         }
         self.release(si, self.pkts[pkt].in_port, prio, size);

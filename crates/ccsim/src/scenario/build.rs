@@ -3,6 +3,8 @@
 //! probes, and the initial events.
 
 use super::{Scenario, ScenarioError};
+use crate::cc::qcn::QcnCp;
+use crate::cc::{CcParams, SwitchFeature};
 use crate::metrics::{Metrics, Results};
 use crate::net::{Arena, Port};
 use crate::sim::rng::{mix64, stream};
@@ -138,10 +140,10 @@ impl Scenario {
                 ecn.pmax.unwrap(),
                 ecn.ref_rate.unwrap().0,
             );
-            if kmax <= kmin {
+            if kmax < kmin {
                 return Err(ScenarioError::new(
                     "fabric.ecn.kmax",
-                    "must be larger than fabric.ecn.kmin",
+                    "must be at least fabric.ecn.kmin (equal: a step at K, as DCTCP)",
                 ));
             }
             if !(0.0..=1.0).contains(&pmax) {
@@ -236,10 +238,12 @@ impl Scenario {
             ));
         }
 
+        // The scheme's own header (INT, timestamp) rides on every data packet and ACK.
+        let info = crate::cc::scheme(&c.cc.scheme).expect("scheme checked at load");
         let settings = Settings {
             mtu_payload_bytes: h.mtu_payload_bytes,
-            header_bytes: h.header_bytes,
-            ack_bytes: h.ack_bytes,
+            header_bytes: h.header_bytes + info.extra_header_bytes,
+            ack_bytes: h.ack_bytes + info.extra_header_bytes,
             ack_every_packets: h.ack_every_packets,
             nack_interval_ps: h.nack_interval.0,
             ack_priority,
@@ -254,6 +258,7 @@ impl Scenario {
             ecn_pmax: ecn.pmax.unwrap_or(0.0),
             ecmp_seed: mix64(c.seed ^ stream::ECMP),
             record_pfc_events: c.output.pfc_events,
+            int_enabled: info.switch_feature == SwitchFeature::Int,
         };
 
         let mut sim = Simulation {
@@ -272,6 +277,8 @@ impl Scenario {
             cc_params: self.cc_params.clone(),
             s: settings,
             marking_rng: Rng::new(c.seed, stream::MARKING),
+            ints: Vec::new(),
+            qcn_cp: Vec::new(),
             metrics: Metrics::default(),
             stop_ps,
             flows_open: specs.len(),
@@ -279,9 +286,29 @@ impl Scenario {
             link_traversals: 0,
             fatal: None,
         };
+        if let CcParams::Qcn(p) = &self.cc_params {
+            sim.qcn_cp = sim
+                .ports
+                .iter()
+                .map(|pt| QcnCp::new(p, pt.rate_bps))
+                .collect();
+        }
+        if sim.s.int_enabled {
+            sim.check_int_hops()?;
+        }
+        let base_rtt_ps = if info.bdp_window {
+            sim.max_base_rtt_ps()
+        } else {
+            0
+        };
         for s in &specs {
             let mut fl = Flow::new(s.src, s.dst, s.size_bytes, s.start_ps, s.stop_ps);
             fl.line_rate_bps = host_rate[s.src as usize];
+            fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
+            fl.base_rtt_ps = base_rtt_ps;
+            fl.bdp_bytes = (base_rtt_ps as u128 * fl.line_rate_bps as u128
+                / 8
+                / crate::sim::PS_PER_S as u128) as u64;
             fl.window_bytes = h.window.map_or(u64::MAX, |w| w.0);
             fl.ideal_fct_ps = sim.ideal_fct_ps(
                 sim.flows.len() as u32,
@@ -369,27 +396,80 @@ impl Scenario {
     }
 }
 
+/// A route through the fabric: the egress port of every hop, and its slowest link.
+struct Path {
+    ports: Vec<u32>,
+    bottleneck_bps: u64,
+}
+
 impl Simulation {
     /// Ideal FCT on the path ECMP gives flow `fid` (DESIGN.md): base RTT (2 x propagation +
     /// one full packet's serialization per hop) + all bytes with headers at the bottleneck rate.
     pub(crate) fn ideal_fct_ps(&self, fid: u32, src: u32, dst: u32, size: u64) -> u64 {
         let mtu = self.s.mtu_payload_bytes as u64;
-        let full = mtu + self.s.header_bytes as u64;
         let wire = size + size.div_ceil(mtu) * self.s.header_bytes as u64;
-        let (mut prop, mut ser, mut bottleneck) = (0u64, 0u64, u64::MAX);
+        let path = self.path(fid, src, dst);
+        self.base_rtt_ps(&path) + tx_time_ps(wire, path.bottleneck_bps)
+    }
+
+    /// The egress ports flow `fid` from `src` to `dst` crosses (ECMP choices included).
+    fn path(&self, fid: u32, src: u32, dst: u32) -> Path {
+        let mut path = Path {
+            ports: Vec::with_capacity(8),
+            bottleneck_bps: u64::MAX,
+        };
         let mut pid = self.hosts[src as usize].port;
         loop {
             let p = &self.ports[pid as usize];
-            prop += p.delay_ps;
-            ser += tx_time_ps(full, p.rate_bps);
-            bottleneck = bottleneck.min(p.rate_bps);
-            let node = self.ports[p.peer as usize].node;
-            let si = self.switch_index[node as usize];
+            path.ports.push(pid);
+            path.bottleneck_bps = path.bottleneck_bps.min(p.rate_bps);
+            let si = self.switch_index[self.ports[p.peer as usize].node as usize];
             if si == u32::MAX {
-                break;
+                return path;
             }
             pid = self.ecmp_next_hop(si, dst, fid);
         }
-        2 * prop + ser + tx_time_ps(wire, bottleneck)
+    }
+
+    /// Base RTT of a path (DESIGN.md): 2 x propagation + one full packet's serialization per hop.
+    fn base_rtt_ps(&self, path: &Path) -> u64 {
+        let full = (self.s.mtu_payload_bytes + self.s.header_bytes) as u64;
+        path.ports
+            .iter()
+            .map(|&pid| {
+                let p = &self.ports[pid as usize];
+                2 * p.delay_ps + tx_time_ps(full, p.rate_bps)
+            })
+            .sum()
+    }
+
+    /// The longest base RTT between any two hosts (the HPCC simulator's `GLOBAL_T 1` window and
+    /// base RTT), on each pair's ECMP path for flow id 0.
+    fn max_base_rtt_ps(&self) -> u64 {
+        let nh = self.hosts.len() as u32;
+        let mut best = 0;
+        for src in 0..nh {
+            for dst in (0..nh).filter(|&d| d != src) {
+                best = best.max(self.base_rtt_ps(&self.path(0, src, dst)));
+            }
+        }
+        best
+    }
+
+    /// INT records at most `MAX_INT_HOPS` switches: check the longest shortest path.
+    fn check_int_hops(&self) -> Result<(), ScenarioError> {
+        let nh = self.hosts.len() as u32;
+        for src in 0..nh {
+            for dst in (0..nh).filter(|&d| d != src) {
+                let switches = self.path(0, src, dst).ports.len() - 1;
+                if switches > crate::net::MAX_INT_HOPS {
+                    return Err(ScenarioError::new("topology", format!(
+                        "hosts {src} -> {dst} cross {switches} switches; the INT header holds {} hops: use a shallower topology for this scheme",
+                        crate::net::MAX_INT_HOPS
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }

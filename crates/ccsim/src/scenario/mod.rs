@@ -191,9 +191,6 @@ impl Scenario {
         let cc_params = crate::cc::CcParams::parse(&cfg.cc.scheme, &cfg.cc.params)?;
         let info = crate::cc::scheme(&cfg.cc.scheme)
             .expect("CcParams::parse accepts only registered schemes");
-        if let crate::cc::CcParams::Dcqcn(p) = &cc_params {
-            p.validate()?;
-        }
         cfg.cc.params = cc_params.to_table();
         // Fill scheme-dependent defaults so the resolved config is explicit.
         let ecn = &mut cfg.fabric.ecn;
@@ -210,7 +207,10 @@ impl Scenario {
             ecn.pmax.get_or_insert(dpmax);
             ecn.ref_rate.get_or_insert(units::Rate(dref));
         }
-        cfg.host.ack_priority.get_or_insert(info.ack_priority);
+        let data_priority = cfg.fabric.data_priority;
+        cfg.host
+            .ack_priority
+            .get_or_insert(info.ack_priority.unwrap_or(data_priority));
         Ok(Scenario {
             cfg,
             cc_params,

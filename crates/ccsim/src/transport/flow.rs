@@ -3,9 +3,20 @@
 //! ACK of the last byte.
 
 use crate::cc::{AckInfo, CcCtx};
-use crate::net::{Packet, PktKind};
+use crate::net::{IntStack, Packet, PktKind};
 use crate::sim::Event;
 use crate::world::Simulation;
+
+/// The INT records of an ACK when the scheme does not use INT.
+static NO_INT: IntStack = IntStack {
+    nhop: 0,
+    hops: [crate::net::IntHop {
+        ts_ps: 0,
+        tx_bytes: 0,
+        rate_bps: 0,
+        qlen_bytes: 0,
+    }; crate::net::MAX_INT_HOPS],
+};
 
 impl Simulation {
     pub(crate) fn flow_start(&mut self, fid: u32) {
@@ -55,11 +66,13 @@ impl Simulation {
 
     /// A packet reached a host.
     pub(crate) fn host_receive(&mut self, pkt: u32) {
+        // The slot is freed first so a reply can reuse it; the INT side table keeps this
+        // packet's records until a new packet is written there.
         let p = self.pkts[pkt];
         self.pkts.free(pkt);
         match p.kind {
-            PktKind::Data => self.receive_data(&p),
-            PktKind::Ack | PktKind::Nack | PktKind::Cnp => self.receive_feedback(&p),
+            PktKind::Data => self.receive_data(&p, pkt),
+            PktKind::Ack | PktKind::Nack | PktKind::Cnp => self.receive_feedback(&p, pkt),
             PktKind::Pause | PktKind::Resume => unreachable!("PFC frames are handled before"),
         }
     }
@@ -88,7 +101,20 @@ impl Simulation {
         }
     }
 
-    fn receive_data(&mut self, p: &Packet) {
+    /// Send an ACK or NACK for data packet `data_pkt`, carrying a copy of its INT records.
+    fn send_ack(&mut self, host: u32, ack: Packet, data_pkt: u32) {
+        let int = if self.s.int_enabled {
+            Some(self.ints[data_pkt as usize])
+        } else {
+            None
+        };
+        let id = self.send_control(host, ack);
+        if let Some(int) = int {
+            *self.int_slot(id) = int;
+        }
+    }
+
+    fn receive_data(&mut self, p: &Packet, pkt: u32) {
         let now = self.now_ps;
         let fid = p.flow;
         let f = &mut self.flows[fid as usize];
@@ -116,7 +142,7 @@ impl Simulation {
                 let f = &mut self.flows[fid as usize];
                 f.rx_since_ack = 0;
                 f.ce_since_ack = false;
-                self.send_control(dst, ack);
+                self.send_ack(dst, ack, pkt);
             }
             let gap = self.cc_params.cnp_interval_ps();
             let f = &mut self.flows[fid as usize];
@@ -131,16 +157,16 @@ impl Simulation {
                 f.last_nack_seq = f.rcv_nxt;
                 let nack =
                     Self::control(&self.s, PktKind::Nack, fid, src, f.rcv_nxt, p.ce, p.ts_ps);
-                self.send_control(dst, nack);
+                self.send_ack(dst, nack, pkt);
             }
         } else {
             // Duplicate after go-back-N: re-acknowledge what we have.
             let ack = Self::control(&self.s, PktKind::Ack, fid, src, f.rcv_nxt, false, p.ts_ps);
-            self.send_control(dst, ack);
+            self.send_ack(dst, ack, pkt);
         }
     }
 
-    fn receive_feedback(&mut self, p: &Packet) {
+    fn receive_feedback(&mut self, p: &Packet, pkt: u32) {
         let now = self.now_ps;
         let fid = p.flow;
         let f = &mut self.flows[fid as usize];
@@ -154,7 +180,7 @@ impl Simulation {
         };
         let cc = &mut self.cc[fid as usize];
         match p.kind {
-            PktKind::Cnp => cc.on_cnp(&self.cc_params, f, &mut ctx),
+            PktKind::Cnp => cc.on_cnp(&self.cc_params, f, &mut ctx, p.seq as u8),
             PktKind::Ack | PktKind::Nack => {
                 let newly = p.seq.saturating_sub(f.snd_una);
                 if newly > 0 {
@@ -168,8 +194,15 @@ impl Simulation {
                     f,
                     &mut ctx,
                     AckInfo {
+                        ack_seq: p.seq,
                         newly_acked_bytes: newly,
                         ce_echo: p.ce,
+                        rtt_ps: now - p.ts_ps,
+                        int: if self.s.int_enabled {
+                            &self.ints[pkt as usize]
+                        } else {
+                            &NO_INT
+                        },
                     },
                 );
             }

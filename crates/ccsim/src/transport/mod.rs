@@ -25,6 +25,11 @@ pub struct Flow {
     pub next_avail_ps: u64,
     pub rate_bps: u64,
     pub line_rate_bps: u64,
+    pub mtu_payload_bytes: u64,
+    /// The fabric's longest base RTT and its bandwidth-delay product at this flow's line rate
+    /// (set only for schemes with a BDP window; the HPCC simulator's `GLOBAL_T 1`).
+    pub base_rtt_ps: u64,
+    pub bdp_bytes: u64,
     /// Maximum bytes in flight (u64::MAX = no window).
     pub window_bytes: u64,
     pub in_active: bool,
@@ -65,6 +70,9 @@ impl Flow {
             next_avail_ps: 0,
             rate_bps: 0,
             line_rate_bps: 0,
+            mtu_payload_bytes: 0,
+            base_rtt_ps: 0,
+            bdp_bytes: 0,
             window_bytes: u64::MAX,
             in_active: false,
             finished: false,

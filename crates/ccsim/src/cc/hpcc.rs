@@ -1,0 +1,181 @@
+//! HPCC sender: window and rate from in-band network telemetry (INT).
+//!
+//! Source: Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019 (Algorithm 1), as
+//! implemented by the HPCC ns-3 simulator (rdma-hw.cc `UpdateRateHp`, `MULTI_RATE 0`,
+//! `SAMPLE_FEEDBACK 0`, `FAST_REACT 1`; switch-node.cc `SwitchNotifyDequeue`), the HPCC baseline
+//! of the ACC and RCC papers. The switch half (one `IntHop` per egress port as a data packet
+//! leaves it: time, bytes sent so far, queue length, link rate) lives in `net::switch`.
+//!
+//! Per ACK, for every hop i with records from this and the previous ACK (tau = time delta):
+//!   u_i = tx_rate_i / B_i + min(qlen_i, prev_qlen_i) / (B_i T)      (normalized inflight)
+//! U = the largest u_i; with tau its time delta capped at T, the EWMA
+//!   u <- (u (T - tau) + U tau) / T.
+//! With the reference rate Rc (the window Wc = Rc T, T = base RTT):
+//!   u / eta >= 1 or inc_stage >= max_stage : R = Rc / (u / eta) + rate_ai, inc_stage <- 0
+//!   otherwise                              : R = Rc + rate_ai,           inc_stage + 1
+//! bounded to [min_rate, line rate]. Every ACK sets R (fast reaction); only an ACK that passes
+//! the `snd_nxt` recorded at the last reference update (once per RTT) stores Rc <- R and the
+//! new stage. The window is W = base window x R / line rate and packets are paced at R (the
+//! pacing clock is shifted by the rate change, as the simulator's `ChangeRate`). T and the base
+//! window are the fabric's longest base RTT and its BDP (the simulator's `GLOBAL_T 1`). Data
+//! packets and ACKs carry a 42-byte INT header (the simulator's fixed 5-hop `IntHeader`).
+//!
+//! Defaults: eta 0.95, max_stage 5 (the paper; the simulator's run.py passes MI_THRESH 0),
+//! rate_ai 40 Mb/s (run.py: 10 x bw/25 Mb/s at 100 Gb/s), min_rate 1000 Mb/s. The simulator
+//! quantizes INT fields (128-byte / 80-byte units, 24-bit ns time); ccsim records them exactly.
+
+use super::AckInfo;
+use crate::net::{IntHop, MAX_INT_HOPS};
+use crate::scenario::units::{Rate, Size};
+use crate::scenario::ScenarioError;
+use crate::transport::Flow;
+use serde::{Deserialize, Serialize};
+
+/// Bytes of the INT header on every data packet and ACK: 5 hops x 8 bytes + a 2-byte count.
+pub const INT_HEADER_BYTES: u32 = 42;
+
+/// HPCC parameters (module header: meaning, defaults, source).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HpccParams {
+    /// Target utilization.
+    pub eta: f64,
+    /// Additive-increase rounds before a multiplicative step is forced.
+    pub max_stage: u32,
+    /// Additive increase, as a rate (W_AI = rate_ai x T).
+    pub rate_ai: Rate,
+    pub min_rate: Rate,
+    /// React to every ACK, not only once per RTT.
+    pub fast_react: bool,
+    /// Window at line rate; 0 = the fabric's bandwidth-delay product.
+    pub base_window: Size,
+}
+
+impl Default for HpccParams {
+    fn default() -> Self {
+        HpccParams {
+            eta: 0.95,
+            max_stage: 5,
+            rate_ai: Rate(40_000_000),
+            min_rate: Rate(1_000_000_000),
+            fast_react: true,
+            base_window: Size(0),
+        }
+    }
+}
+
+impl HpccParams {
+    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+        if !(self.eta > 0.0 && self.eta <= 1.0) {
+            return Err(ScenarioError::new("cc.params.eta", "must be in (0, 1]"));
+        }
+        Ok(())
+    }
+}
+
+/// Per-flow HPCC state.
+#[derive(Clone, Debug, Default)]
+pub struct Hpcc {
+    /// Reference rate Rc (the reference window over T).
+    ref_rate_bps: f64,
+    rate_bps: f64,
+    inc_stage: u32,
+    /// Normalized inflight EWMA (starts at 1, as the simulator).
+    u: f64,
+    /// `snd_nxt` at the last reference update (0: no INT seen yet).
+    last_update_seq: u64,
+    prev: [IntHop; MAX_INT_HOPS],
+    window_bytes: u64,
+    base_rtt_ps: u64,
+    last_pkt_bytes: u64,
+}
+
+impl Hpcc {
+    /// Normalized inflight estimate u (tests, probes).
+    pub fn u(&self) -> f64 {
+        self.u
+    }
+
+    pub(super) fn on_start(&mut self, p: &HpccParams, f: &mut Flow) {
+        self.rate_bps = f.line_rate_bps as f64;
+        self.ref_rate_bps = self.rate_bps;
+        self.u = 1.0;
+        self.base_rtt_ps = f.base_rtt_ps;
+        self.window_bytes = if p.base_window.0 > 0 {
+            p.base_window.0
+        } else {
+            f.bdp_bytes
+        };
+        f.window_bytes = self.window_bytes;
+    }
+
+    pub(super) fn on_send(&mut self, bytes: u64) {
+        self.last_pkt_bytes = bytes;
+    }
+
+    pub(super) fn on_ack(&mut self, p: &HpccParams, f: &mut Flow, ack: &AckInfo) {
+        let full_rtt = ack.ack_seq > self.last_update_seq;
+        if !full_rtt && !p.fast_react {
+            return;
+        }
+        let int = ack.int;
+        let n = (int.nhop as usize).min(MAX_INT_HOPS);
+        if self.last_update_seq == 0 {
+            // First feedback: keep the records as the reference for the next ACK.
+            self.prev[..n].copy_from_slice(&int.hops[..n]);
+            self.last_update_seq = f.snd_nxt;
+            return;
+        }
+        let t_ps = self.base_rtt_ps as f64;
+        let line = f.line_rate_bps as f64;
+        let (mut big_u, mut dt_ps) = (0.0f64, 0u64);
+        for i in 0..n {
+            let (h, old) = (&int.hops[i], &self.prev[i]);
+            let tau_ps = h.ts_ps.saturating_sub(old.ts_ps);
+            if tau_ps == 0 {
+                continue;
+            }
+            let tx_rate =
+                h.tx_bytes.saturating_sub(old.tx_bytes) as f64 * 8.0 / (tau_ps as f64 * 1e-12);
+            let qlen = h.qlen_bytes.min(old.qlen_bytes) as f64;
+            let u = tx_rate / h.rate_bps as f64
+                + qlen * line / h.rate_bps as f64 / self.window_bytes as f64;
+            if u > big_u {
+                big_u = u;
+                dt_ps = tau_ps;
+            }
+        }
+        self.prev[..n].copy_from_slice(&int.hops[..n]);
+        if n > 0 {
+            let tau = dt_ps.min(self.base_rtt_ps) as f64;
+            self.u = (self.u * (t_ps - tau) + big_u * tau) / t_ps;
+            let max_c = self.u / p.eta;
+            let (rate, stage) = if max_c >= 1.0 || self.inc_stage >= p.max_stage {
+                (self.ref_rate_bps / max_c + p.rate_ai.0 as f64, 0)
+            } else {
+                (self.ref_rate_bps + p.rate_ai.0 as f64, self.inc_stage + 1)
+            };
+            let rate = rate.clamp(p.min_rate.0 as f64, line);
+            self.change_rate(f, rate);
+            if full_rtt {
+                self.ref_rate_bps = rate;
+                self.inc_stage = stage;
+            }
+        }
+        if full_rtt && f.snd_nxt > self.last_update_seq {
+            self.last_update_seq = f.snd_nxt;
+        }
+    }
+
+    /// Set the rate and window; shift the pacing clock by the change in the last packet's
+    /// sending time.
+    fn change_rate(&mut self, f: &mut Flow, rate_bps: f64) {
+        let new = (rate_bps.round() as u64).max(1);
+        let old_t = crate::sim::tx_time_ps(self.last_pkt_bytes, f.rate_bps);
+        let new_t = crate::sim::tx_time_ps(self.last_pkt_bytes, new);
+        f.next_avail_ps = (f.next_avail_ps + new_t).saturating_sub(old_t);
+        self.rate_bps = rate_bps;
+        f.rate_bps = new;
+        f.window_bytes = super::scaled_window(self.window_bytes, new, f.line_rate_bps);
+    }
+}

@@ -1,0 +1,273 @@
+//! QCN (IEEE 802.1Qau): congestion point (switch egress queue) and reaction point (source rate
+//! limiter). The switch half is called from `net::switch` as a data packet is enqueued.
+//!
+//! Source: Alizadeh, Atikoglu, Kabbani, Lakshmikantha, Pan, Prabhakar, Seaman, "Data Center
+//! Transport Mechanisms: Congestion Control Theory and IEEE Standardization", Allerton 2008, and
+//! IEEE 802.1Qau; the baseline of the PCN paper. The paper text was not available offline: the
+//! constants below are the published 10 Gb/s defaults as recalled, listed in the issue note.
+//!
+//! Congestion point: an arriving frame is sampled with probability 1% .. 10%, growing linearly
+//! with the last quantized |Fb|. At a sample with queue length Q (bytes, the frame's priority):
+//!   Q_off = Q - Q_eq, Q_delta = Q - Q_old, Q_old <- Q, Fb = -(Q_off + w Q_delta).
+//! If Fb < 0 the switch sends the source a feedback message carrying
+//!   |Fb| quantized to 6 bits = min(63, ceil(-Fb x 63 / (Q_eq (2w + 1)))).
+//! Reaction point: on feedback, TR <- CR, CR <- max(min_rate, CR (1 - Gd |Fb|)) (Gd |Fb|_max =
+//! 1/2), and the byte counter and timer restart. Each byte-counter cycle (150 KB, 75 KB after
+//! fast recovery) and each timer cycle (15 ms, 7.5 ms after fast recovery) is an increase
+//! event: fast recovery while both counts are below F = 5 (CR <- (CR + TR)/2), hyper-active
+//! increase when both exceed F (TR += (min - F) R_HAI), active increase otherwise (TR += R_AI);
+//! then CR <- (CR + TR)/2. The limiter is released once CR and TR are back at line rate.
+//!
+//! Rate scaling: the constants are given at `ref_rate`. Sampling and the byte counter count
+//! bytes, so they keep their meaning at any rate; the time- and rate-valued ones are scaled so
+//! the dynamics stay those of the reference link: Q_eq by each port's rate, R_AI, R_HAI and
+//! min_rate by the source's line rate (as the HPCC simulator scales DCQCN's steps), and the
+//! timer by ref_rate / line rate (at 100 Gb/s: 1.5 ms, so a slow flow still recovers by timer
+//! as it would at 10 Gb/s). Set `ref_rate` to the line rate to use the values as written.
+//! Defaults (at 10 Gb/s): Q_eq 33 KB, w 2, Gd 1/128, sampling 1%..10%, byte counter 150 KB,
+//! timer 15 ms, F 5, R_AI 5 Mb/s, R_HAI 50 Mb/s, min_rate 10 Mb/s.
+
+use super::CcCtx;
+use crate::scenario::units::{Rate, Size, Time};
+use crate::scenario::ScenarioError;
+use crate::sim::PS_PER_US;
+use crate::transport::Flow;
+use serde::{Deserialize, Serialize};
+
+/// Largest quantized |Fb| (6 bits).
+pub const FB_MAX: u8 = 63;
+
+/// QCN parameters (module header: meaning, defaults, source).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QcnParams {
+    /// Rate at which q_eq, rate_ai, rate_hai and min_rate are given.
+    pub ref_rate: Rate,
+    /// Equilibrium queue length at `ref_rate`.
+    pub q_eq: Size,
+    /// Weight of the queue growth in Fb.
+    pub w: f64,
+    /// Decrease gain per unit of quantized |Fb|.
+    pub gd: f64,
+    pub sample_min: f64,
+    pub sample_max: f64,
+    pub byte_counter: Size,
+    pub timer: Time,
+    pub fast_recovery_cycles: u32,
+    pub rate_ai: Rate,
+    pub rate_hai: Rate,
+    pub min_rate: Rate,
+}
+
+impl Default for QcnParams {
+    fn default() -> Self {
+        QcnParams {
+            ref_rate: Rate(10_000_000_000),
+            q_eq: Size(33_000),
+            w: 2.0,
+            gd: 1.0 / 128.0,
+            sample_min: 0.01,
+            sample_max: 0.10,
+            byte_counter: Size(150_000),
+            timer: Time(15_000 * PS_PER_US),
+            fast_recovery_cycles: 5,
+            rate_ai: Rate(5_000_000),
+            rate_hai: Rate(50_000_000),
+            min_rate: Rate(10_000_000),
+        }
+    }
+}
+
+impl QcnParams {
+    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+        let e = |f: &str, m: &str| Err(ScenarioError::new(&format!("cc.params.{f}"), m));
+        if self.q_eq.0 == 0 {
+            return e("q_eq", "must be > 0");
+        }
+        if !(self.w >= 0.0 && self.w.is_finite()) {
+            return e("w", "must be >= 0");
+        }
+        if !(self.gd > 0.0 && self.gd * FB_MAX as f64 <= 1.0) {
+            return e(
+                "gd",
+                "must be in (0, 1/63] so one message cannot cut below zero",
+            );
+        }
+        if !(0.0 < self.sample_min && self.sample_min <= self.sample_max && self.sample_max <= 1.0)
+        {
+            return e("sample_min", "need 0 < sample_min <= sample_max <= 1");
+        }
+        if self.byte_counter.0 < 2 {
+            return e("byte_counter", "must be >= 2 bytes");
+        }
+        if self.timer.0 < 2 {
+            return e("timer", "must be > 0");
+        }
+        Ok(())
+    }
+}
+
+/// Target-rate step of one QCN-style increase event, from the timer and byte-counter cycle
+/// counts before the event: 0 in fast recovery (both below `fr`), (min - fr) x `rate_hai` in
+/// hyper-active increase (both above `fr`), `rate_ai` otherwise. DCQCN's paper model uses the
+/// same staging.
+pub(super) fn target_step(timer_cycles: u32, byte_cycles: u32, fr: u32, ai: f64, hai: f64) -> f64 {
+    let (hi, lo) = (timer_cycles.max(byte_cycles), timer_cycles.min(byte_cycles));
+    if hi < fr {
+        0.0
+    } else if lo > fr {
+        (lo - fr) as f64 * hai
+    } else {
+        ai
+    }
+}
+
+/// Congestion-point state of one switch egress port.
+#[derive(Clone, Debug, Default)]
+pub struct QcnCp {
+    pub q_eq_bytes: u64,
+    q_old_bytes: u64,
+    last_fb: u8,
+}
+
+impl QcnCp {
+    /// A congestion point with `q_eq` scaled to a port of `rate_bps`.
+    pub fn new(p: &QcnParams, rate_bps: u64) -> QcnCp {
+        QcnCp {
+            q_eq_bytes: (p.q_eq.0 as u128 * rate_bps as u128 / p.ref_rate.0 as u128) as u64,
+            ..Default::default()
+        }
+    }
+
+    /// Probability of sampling the next arriving frame.
+    #[inline]
+    pub fn sample_probability(&self, p: &QcnParams) -> f64 {
+        p.sample_min + (p.sample_max - p.sample_min) * self.last_fb as f64 / FB_MAX as f64
+    }
+
+    /// A sampled frame found `q_bytes` queued: the quantized |Fb| to send, if congested.
+    pub fn sample(&mut self, p: &QcnParams, q_bytes: u64) -> Option<u8> {
+        let q_off = q_bytes as f64 - self.q_eq_bytes as f64;
+        let q_delta = q_bytes as f64 - self.q_old_bytes as f64;
+        self.q_old_bytes = q_bytes;
+        let fb = -(q_off + p.w * q_delta);
+        if fb >= 0.0 {
+            self.last_fb = 0;
+            return None;
+        }
+        let fb_span = self.q_eq_bytes as f64 * (2.0 * p.w + 1.0);
+        let q = (-fb * FB_MAX as f64 / fb_span).ceil().min(FB_MAX as f64) as u8;
+        self.last_fb = q;
+        Some(q)
+    }
+}
+
+/// Reaction-point (rate limiter) state of one flow.
+#[derive(Clone, Debug, Default)]
+pub struct QcnRp {
+    limited: bool,
+    rate_bps: f64,
+    target_bps: f64,
+    line_bps: f64,
+    /// line rate / ref_rate: scales R_AI, R_HAI and min_rate.
+    scale: f64,
+    byte_cycles: u32,
+    timer_cycles: u32,
+    bytes_since: u64,
+    epoch: u32,
+}
+
+impl QcnRp {
+    pub(super) fn on_start(&mut self, p: &QcnParams, f: &Flow) {
+        self.line_bps = f.line_rate_bps as f64;
+        self.rate_bps = self.line_bps;
+        self.target_bps = self.line_bps;
+        self.scale = self.line_bps / p.ref_rate.0 as f64;
+    }
+
+    /// Current rate limit (tests, probes).
+    pub fn rate_bps(&self) -> f64 {
+        self.rate_bps
+    }
+
+    fn apply(&self, f: &mut Flow) {
+        f.rate_bps = (self.rate_bps.round() as u64).max(1);
+    }
+
+    fn timer_period_ps(&self, p: &QcnParams) -> u64 {
+        let full = (p.timer.0 as f64 / self.scale) as u64;
+        if self.timer_cycles < p.fast_recovery_cycles {
+            full
+        } else {
+            full / 2
+        }
+    }
+
+    pub(super) fn on_feedback(&mut self, p: &QcnParams, f: &mut Flow, ctx: &mut CcCtx, fb: u8) {
+        self.limited = true;
+        self.target_bps = self.rate_bps;
+        self.rate_bps =
+            (self.rate_bps * (1.0 - p.gd * fb as f64)).max(p.min_rate.0 as f64 * self.scale);
+        self.byte_cycles = 0;
+        self.timer_cycles = 0;
+        self.bytes_since = 0;
+        self.epoch += 1;
+        ctx.timer(ctx.now_ps + self.timer_period_ps(p), 0, self.epoch);
+        self.apply(f);
+    }
+
+    pub(super) fn on_send(&mut self, p: &QcnParams, f: &mut Flow, bytes: u64) {
+        if !self.limited {
+            return;
+        }
+        self.bytes_since += bytes;
+        loop {
+            let cycle = if self.byte_cycles < p.fast_recovery_cycles {
+                p.byte_counter.0
+            } else {
+                p.byte_counter.0 / 2
+            };
+            if self.bytes_since < cycle || !self.limited {
+                break;
+            }
+            self.bytes_since -= cycle;
+            self.increase(p);
+            self.byte_cycles += 1;
+        }
+        self.apply(f);
+    }
+
+    pub(super) fn on_timer(&mut self, p: &QcnParams, f: &mut Flow, ctx: &mut CcCtx, epoch: u32) {
+        if epoch != self.epoch || !self.limited {
+            return;
+        }
+        self.increase(p);
+        self.timer_cycles += 1;
+        self.apply(f);
+        if self.limited {
+            ctx.timer(ctx.now_ps + self.timer_period_ps(p), 0, self.epoch);
+        }
+    }
+
+    /// One increase event; releases the limiter once back at line rate.
+    fn increase(&mut self, p: &QcnParams) {
+        self.target_bps += target_step(
+            self.timer_cycles,
+            self.byte_cycles,
+            p.fast_recovery_cycles,
+            p.rate_ai.0 as f64 * self.scale,
+            p.rate_hai.0 as f64 * self.scale,
+        );
+        self.target_bps = self.target_bps.min(self.line_bps);
+        self.rate_bps = (self.rate_bps + self.target_bps) / 2.0;
+        if self.target_bps >= self.line_bps && self.line_bps - self.rate_bps < 1.0 {
+            self.rate_bps = self.line_bps;
+            self.limited = false;
+            self.epoch += 1;
+        }
+    }
+
+    pub(super) fn cancel_timers(&mut self) {
+        self.epoch += 1;
+    }
+}
