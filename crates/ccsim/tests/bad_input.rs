@@ -165,3 +165,51 @@ fn overrides_reach_nested_tables_and_list_entries() {
     );
     assert_mentions(&error_of(&toml, &["workload.x=1"]), &["--set", "index"]);
 }
+
+#[test]
+fn bad_scheme_parameters_are_named() {
+    for (set, field) in [
+        (["cc.scheme=hpcc", "cc.params.eta=1.5"], "cc.params.eta"),
+        (
+            ["cc.scheme=timely", "cc.params.t_low=\"1ms\""],
+            "cc.params.t_low",
+        ),
+        (["cc.scheme=dctcp", "cc.params.g=0"], "cc.params.g"),
+        (["cc.scheme=qcn", "cc.params.gd=0.5"], "cc.params.gd"),
+        (["cc.scheme=qcn", "cc.params.q_eq=\"0B\""], "cc.params.q_eq"),
+        (
+            ["cc.scheme=hpcc", "cc.params.max_stage=-1"],
+            "cc.params.max_stage",
+        ),
+    ] {
+        assert_mentions(&error_of(BASE, &set), &[field]);
+    }
+    assert_mentions(
+        &error_of(
+            BASE,
+            &[
+                "cc.scheme=dctcp",
+                "fabric.ecn.kmin=\"50KB\"",
+                "fabric.ecn.kmax=\"40KB\"",
+            ],
+        ),
+        &["fabric.ecn.kmax", "kmin"],
+    );
+    // HPCC's INT header holds 5 hops: hosts six switches apart cannot use it.
+    let mut nodes =
+        String::from("{ name = \"a\", layer = \"host\" }, { name = \"b\", layer = \"host\" }");
+    let mut links = String::from("{ a = \"a\", b = \"s0\", rate = \"100Gbps\", delay = \"1us\" }, { a = \"s5\", b = \"b\", rate = \"100Gbps\", delay = \"1us\" }");
+    for i in 0..6 {
+        nodes += &format!(", {{ name = \"s{i}\", layer = \"tor\" }}");
+        if i > 0 {
+            links += &format!(
+                ", {{ a = \"s{}\", b = \"s{i}\", rate = \"100Gbps\", delay = \"1us\" }}",
+                i - 1
+            );
+        }
+    }
+    let path = std::env::temp_dir().join("ccsim-six-switch-chain.toml");
+    std::fs::write(&path, format!("node = [{nodes}]\nlink = [{links}]\n")).unwrap();
+    let toml = format!("[topology]\nkind = \"file\"\npath = \"{}\"\n[cc]\nscheme = \"hpcc\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"10KB\"\n", path.display());
+    assert_mentions(&error_of(&toml, &[]), &["topology", "6 switches", "5 hops"]);
+}

@@ -42,23 +42,30 @@ fn ecmp_uses_every_equal_cost_uplink() {
 }
 
 fn websearch_run(seed: u64) -> ccsim::Results {
-    let toml = format!("[topology]\n{}\n[cc]\nscheme = \"dcqcn\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstop = \"200us\"\n[output]\nqueues = {{ interval = \"5us\", ports = [\"all\"] }}\nrates = {{ interval = \"20us\" }}\n", common::FATTREE_K4);
+    websearch_run_with("dcqcn", seed)
+}
+
+fn websearch_run_with(scheme: &str, seed: u64) -> ccsim::Results {
+    let toml = format!("[topology]\n{}\n[cc]\nscheme = \"{scheme}\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstop = \"200us\"\n[output]\nqueues = {{ interval = \"5us\", ports = [\"all\"] }}\nrates = {{ interval = \"20us\" }}\n", common::FATTREE_K4);
     common::run_with(&toml, Some(seed), &[]).2
 }
 
 #[test]
 fn same_seed_gives_byte_identical_outputs() {
-    let (a, b) = (websearch_run(7), websearch_run(7));
-    for (ta, tb) in a.tables.iter().zip(&b.tables) {
-        assert_eq!(
-            ta.to_csv(),
-            tb.to_csv(),
-            "table {} differs between identical runs",
-            ta.name
-        );
+    for scheme in ccsim::cc::SCHEMES.iter().map(|s| s.name) {
+        let (a, b) = (websearch_run_with(scheme, 7), websearch_run_with(scheme, 7));
+        for (ta, tb) in a.tables.iter().zip(&b.tables) {
+            assert_eq!(
+                ta.to_csv(),
+                tb.to_csv(),
+                "{scheme}: table {} differs between identical runs",
+                ta.name
+            );
+        }
+        assert_eq!(a.summary.to_string(), b.summary.to_string(), "{scheme}");
+        assert_eq!(a.config_toml, b.config_toml, "{scheme}");
     }
-    assert_eq!(a.summary.to_string(), b.summary.to_string());
-    assert_eq!(a.config_toml, b.config_toml);
+    let a = websearch_run(7);
     let c = websearch_run(8);
     assert_ne!(
         a.tables[0].to_csv(),

@@ -83,7 +83,7 @@ fn incast_without_cc_keeps_bottleneck_at_line_rate() {
 
 #[test]
 fn fat_tree_websearch_conserves_bytes() {
-    for scheme in ["none", "dcqcn"] {
+    for scheme in ccsim::cc::SCHEMES.iter().map(|s| s.name) {
         let toml = format!(
             "[topology]\n{}\n[cc]\nscheme = \"{scheme}\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nstop = \"300us\"\n",
             common::FATTREE_K4
@@ -117,7 +117,8 @@ fn random_scenarios_keep_invariants() {
         } else {
             "kind = \"leaf_spine\"\nleaves = 3\nspines = 2\nhosts_per_leaf = 4\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"2us\" }".to_string()
         };
-        let scheme = ["none", "dcqcn", "dcqcn_paper"][(seed % 3) as usize];
+        let schemes = ccsim::cc::SCHEMES;
+        let scheme = schemes[seed as usize % schemes.len()].name;
         let mode = if seed % 4 < 2 { "static" } else { "dynamic" };
         let toml = format!(
             "[topology]\n{topo}\n[cc]\nscheme = \"{scheme}\"\n[fabric.pfc]\nmode = \"{mode}\"\nxoff = \"64KB\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"web_server\"\nload = 0.5\nstop = \"100us\"\n[[workload]]\nkind = \"incast\"\nsenders = 8\nsize = \"50KB\"\nat = \"20us\"\n"
@@ -125,11 +126,14 @@ fn random_scenarios_keep_invariants() {
         let sc = ccsim::Scenario::load(&toml, std::path::Path::new("."), Some(seed), &[]).unwrap();
         let mut sim = sc.build().unwrap();
         if let Err(e) = sim.run() {
-            panic!("seed {seed}: {e}");
+            panic!("seed {seed} ({scheme}): {e}");
         }
         let r = sc.results(&mut sim);
         let sizes: f64 = common::column(&r, "flows", "size_bytes").iter().sum();
-        assert_eq!(r.summary["flows"]["unfinished"], 0, "seed {seed}");
+        assert_eq!(
+            r.summary["flows"]["unfinished"], 0,
+            "seed {seed} ({scheme})"
+        );
         assert_eq!(
             r.summary["flows"]["payload_bytes_delivered"]
                 .as_f64()

@@ -135,3 +135,43 @@ impl Dctcp {
         self.apply(f);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::IntStack;
+
+    #[test]
+    fn alpha_tracks_the_marked_fraction() {
+        // Windows of 20 packets, 6 of them marked (30%): alpha -> 0.3 with g = 1/16.
+        let p = DctcpParams::default();
+        let mut f = Flow::new(0, 1, None, 0, None);
+        f.line_rate_bps = 100_000_000_000;
+        f.mtu_payload_bytes = 1000;
+        f.bdp_bytes = 100_000;
+        let mut d = Dctcp::default();
+        d.on_start(&p, &mut f);
+        let int = IntStack::default();
+        let mut acked = 0u64;
+        for _ in 0..300 {
+            f.snd_nxt = acked + 20_000;
+            for k in 0..20u64 {
+                acked += 1000;
+                let a = AckInfo {
+                    ack_seq: acked,
+                    newly_acked_bytes: 1000,
+                    ce_echo: k % 10 < 3,
+                    rtt_ps: 0,
+                    int: &int,
+                };
+                d.on_ack(&p, &mut f, &a);
+            }
+        }
+        assert!((d.alpha() - 0.3).abs() < 0.01, "alpha {}", d.alpha());
+        // The window follows the rate: base window x rate / line rate.
+        assert_eq!(
+            f.window_bytes,
+            (100_000 * f.rate_bps as u128 / 100_000_000_000) as u64
+        );
+    }
+}

@@ -179,3 +179,60 @@ impl Hpcc {
         f.window_bytes = super::scaled_window(self.window_bytes, new, f.line_rate_bps);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::IntStack;
+
+    fn hop(ts_ps: u64, tx_bytes: u64) -> IntHop {
+        IntHop {
+            ts_ps,
+            tx_bytes,
+            rate_bps: 100_000_000_000,
+            qlen_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn window_shrinks_by_eta_over_u() {
+        // One hop at 100G. Over one base RTT the hop sent twice its capacity worth of bytes:
+        // U = 2, the EWMA moves fully to 2 (tau = T), and W = Wc / (U / eta) + W_AI.
+        let p = HpccParams::default();
+        let mut f = Flow::new(0, 1, None, 0, None);
+        f.line_rate_bps = 100_000_000_000;
+        f.rate_bps = f.line_rate_bps;
+        f.base_rtt_ps = 10_000_000; // 10 us
+        f.bdp_bytes = 125_000;
+        let mut h = Hpcc::default();
+        h.on_start(&p, &mut f);
+        let mut int = IntStack {
+            nhop: 1,
+            ..Default::default()
+        };
+        int.hops[0] = hop(1_000_000, 0);
+        f.snd_nxt = 10_000;
+        h.on_ack(&p, &mut f, &ack(&int, 1000)); // first feedback: reference only
+        assert_eq!(f.rate_bps, 100_000_000_000);
+        int.hops[0] = hop(11_000_000, 250_000); // 250 KB in 10 us = 200 Gb/s
+        f.snd_nxt = 20_000;
+        h.on_ack(&p, &mut f, &ack(&int, 11_000));
+        assert!((h.u() - 2.0).abs() < 1e-9);
+        let want = 100e9 / (2.0 / 0.95) + 40e6;
+        assert!((f.rate_bps as f64 - want).abs() < 1.0, "{}", f.rate_bps);
+        assert_eq!(
+            f.window_bytes,
+            (125_000u128 * f.rate_bps as u128 / 100_000_000_000) as u64
+        );
+    }
+
+    fn ack(int: &IntStack, ack_seq: u64) -> AckInfo<'_> {
+        AckInfo {
+            ack_seq,
+            newly_acked_bytes: 0,
+            ce_echo: false,
+            rtt_ps: 0,
+            int,
+        }
+    }
+}

@@ -271,3 +271,56 @@ impl QcnRp {
         self.epoch += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feedback_is_zero_below_q_eq_and_quantized_above() {
+        let p = QcnParams::default();
+        let mut cp = QcnCp::new(&p, 100_000_000_000); // Q_eq = 330 KB at 100G
+        assert_eq!(cp.q_eq_bytes, 330_000);
+        // A steady queue below Q_eq (after the sample that saw it grow): Fb > 0, no message,
+        // and sampling back at the base rate.
+        cp.sample(&p, 200_000);
+        for _ in 0..3 {
+            assert_eq!(cp.sample(&p, 200_000), None);
+        }
+        assert_eq!(cp.sample_probability(&p), 0.01);
+        // Steady above Q_eq: |Fb| = Q_off, quantized against Q_eq (2w + 1).
+        cp.sample(&p, 400_000);
+        let fb = cp.sample(&p, 400_000).unwrap();
+        assert_eq!(fb, (70_000.0f64 * 63.0 / (330_000.0 * 5.0)).ceil() as u8);
+        // A queue growing fast below Q_eq is congestion too (the w Q_delta term).
+        cp.sample(&p, 100_000);
+        assert!(cp.sample(&p, 300_000).is_some());
+        // Saturation at 63, and sampling at the maximum rate then.
+        assert_eq!(cp.sample(&p, 5_000_000), Some(FB_MAX));
+        assert!((cp.sample_probability(&p) - 0.10).abs() < 1e-12);
+    }
+
+    #[test]
+    fn reaction_point_cuts_by_gd_fb_and_recovers_to_the_target() {
+        let p = QcnParams::default();
+        let mut f = Flow::new(0, 1, None, 0, None);
+        f.line_rate_bps = 100_000_000_000;
+        let mut rp = QcnRp::default();
+        rp.on_start(&p, &f);
+        let mut q = crate::sim::EventQueue::default();
+        let mut ctx = CcCtx {
+            now_ps: 0,
+            flow_id: 0,
+            q: &mut q,
+        };
+        rp.on_feedback(&p, &mut f, &mut ctx, 32);
+        assert_eq!(f.rate_bps, (100e9 * (1.0 - 32.0 / 128.0)) as u64);
+        // Fast recovery: five byte-counter cycles halve the distance to the target each time.
+        let mut gap = 25e9;
+        for _ in 0..5 {
+            rp.on_send(&p, &mut f, 150_000);
+            gap /= 2.0;
+            assert!((100e9 - rp.rate_bps() - gap).abs() < 1.0);
+        }
+    }
+}

@@ -140,3 +140,69 @@ impl Timely {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::IntStack;
+
+    /// A flow at `rate` that has sent `snd_nxt` bytes, and an ACK for all of them with `rtt`.
+    fn ack(t: &mut Timely, p: &TimelyParams, f: &mut Flow, rtt_us: f64) {
+        f.snd_nxt += 100_000;
+        let int = IntStack::default();
+        let a = AckInfo {
+            ack_seq: f.snd_nxt,
+            newly_acked_bytes: 0,
+            ce_echo: false,
+            rtt_ps: (rtt_us * 1e6) as u64,
+            int: &int,
+        };
+        t.on_ack(p, f, &a);
+    }
+
+    fn flow() -> (Timely, TimelyParams, Flow) {
+        let mut f = Flow::new(0, 1, None, 0, None);
+        f.line_rate_bps = 100_000_000_000;
+        let mut t = Timely::default();
+        t.on_start(&f);
+        t.rate_bps = 40e9;
+        f.rate_bps = 40_000_000_000;
+        (t, TimelyParams::default(), f)
+    }
+
+    #[test]
+    fn rate_falls_above_t_high_by_the_papers_factor() {
+        let (mut t, p, mut f) = flow();
+        ack(&mut t, &p, &mut f, 100.0); // first RTT: sample only
+        assert_eq!(f.rate_bps, 40_000_000_000);
+        ack(&mut t, &p, &mut f, 1000.0); // RTT 1 ms > T_high 500 us
+        let want = 40e9 * (1.0 - 0.8 * (1.0 - 500.0 / 1000.0));
+        assert!(
+            (f.rate_bps as f64 - want).abs() < 1.0,
+            "{} vs {want}",
+            f.rate_bps
+        );
+    }
+
+    #[test]
+    fn rate_grows_on_negative_gradient_then_hyper_increases() {
+        let (mut t, p, mut f) = flow();
+        ack(&mut t, &p, &mut f, 200.0);
+        let mut rtt = 200.0;
+        let mut last = f.rate_bps;
+        for round in 0..7 {
+            rtt -= 5.0; // falling RTT between T_low and T_high: gradient < 0
+            ack(&mut t, &p, &mut f, rtt);
+            let step = if round < 5 { 100_000_000 } else { 500_000_000 };
+            assert_eq!(f.rate_bps - last, step, "round {round}");
+            last = f.rate_bps;
+        }
+        // A rising RTT (positive gradient) cuts by 1 - beta x gradient.
+        let before = t.rate_bps;
+        let diff = t.rtt_diff_ps;
+        ack(&mut t, &p, &mut f, rtt + 10.0);
+        let g = ((1.0 - p.alpha) * diff + p.alpha * 10e6) / 20e6;
+        assert!(g > 0.0);
+        assert!((t.rate_bps - before * (1.0 - 0.8 * g)).abs() < 1.0);
+    }
+}
