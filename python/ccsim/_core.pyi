@@ -61,5 +61,8 @@ def validate(scenario: str, base_dir: str, seed: int | None, overrides: list[str
 def catalog() -> Catalog:
     """Schemes (description, paper, parameter defaults), topologies and workloads."""
 
+BENCHMARKS: list[str]
+"""Built-in benchmark names: "incast" and "fattree" (DCQCN), "<name>-<scheme>" for others."""
+
 def bench_scenario(name: str) -> str:
-    """TOML text of a built-in benchmark scenario: "incast" or "fattree"."""
+    """TOML text of a built-in benchmark scenario (one of ``BENCHMARKS``)."""

@@ -17,9 +17,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ccsim import _core
 from ccsim.progress import format_count, format_time_ps
 
-BENCHMARKS = ("incast", "fattree")
+BENCHMARKS: tuple[str, ...] = tuple(_core.BENCHMARKS)
 
 
 def measure(name: str, min_total_s: float = 1.0, max_runs: int = 5) -> dict[str, Any]:
@@ -33,8 +34,6 @@ def measure(name: str, min_total_s: float = 1.0, max_runs: int = 5) -> dict[str,
     >>> measure("incast")["events_per_s"]  # doctest: +SKIP
     31415926.5
     """
-    from ccsim import _core
-
     text = _core.bench_scenario(name)
     runs = []
     t_start = time.perf_counter()

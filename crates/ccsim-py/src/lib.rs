@@ -172,17 +172,15 @@ fn catalog(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
-/// TOML text of a built-in benchmark scenario ("incast" or "fattree").
+/// TOML text of a built-in benchmark scenario (one of `BENCHMARKS`).
 #[pyfunction]
 fn bench_scenario(name: &str) -> PyResult<String> {
-    ccsim::bench::scenario(name)
-        .map(str::to_string)
-        .ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "unknown benchmark `{name}`; use one of: {}",
-                ccsim::bench::NAMES.join(", ")
-            ))
-        })
+    ccsim::bench::scenario(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown benchmark `{name}`; use one of: {}",
+            ccsim::bench::NAMES.join(", ")
+        ))
+    })
 }
 
 #[pymodule]
@@ -193,5 +191,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scenario, m)?)?;
+    m.add("BENCHMARKS", ccsim::bench::NAMES.to_vec())?;
     Ok(())
 }

@@ -1,14 +1,23 @@
 //! Built-in benchmark scenarios (`ccsim bench`): a 10-to-1 incast at 100G for 10 ms and the
-//! 320-host fat-tree with WebSearch at 50% load for 5 ms of arrivals, both with DCQCN.
+//! 320-host fat-tree with WebSearch at 50% load for 5 ms of arrivals. Plain names run DCQCN;
+//! `<name>-<scheme>` runs the same scenario with another scheme.
 
-/// Benchmark names.
-pub const NAMES: &[&str] = &["incast", "fattree"];
+/// Benchmark names, in `ccsim bench` order.
+pub const NAMES: &[&str] = &[
+    "incast",
+    "incast-timely",
+    "incast-hpcc",
+    "incast-dctcp",
+    "incast-qcn",
+    "fattree",
+    "fattree-hpcc",
+];
 
 const INCAST: &str = r#"
 name = "bench-incast"
 duration = "10ms"
 topology = { kind = "star", hosts = 11, link = { rate = "100Gbps", delay = "1us" } }
-cc = { scheme = "dcqcn" }
+cc = { scheme = "SCHEME" }
 [[workload]]
 kind = "long_lived"
 pairs = [[0, 10], [1, 10], [2, 10], [3, 10], [4, 10], [5, 10], [6, 10], [7, 10], [8, 10], [9, 10]]
@@ -17,7 +26,7 @@ pairs = [[0, 10], [1, 10], [2, 10], [3, 10], [4, 10], [5, 10], [6, 10], [7, 10],
 const FATTREE: &str = r#"
 name = "bench-fattree"
 topology = { kind = "fat_tree", pods = 5, tors_per_pod = 4, aggs_per_pod = 4, cores = 16, hosts_per_tor = 16, host_link = { rate = "100Gbps", delay = "1us" }, fabric_link = { rate = "400Gbps", delay = "1us" } }
-cc = { scheme = "dcqcn" }
+cc = { scheme = "SCHEME" }
 [[workload]]
 kind = "poisson"
 cdf = "websearch"
@@ -26,10 +35,14 @@ stop = "5ms"
 "#;
 
 /// The TOML text of a benchmark.
-pub fn scenario(name: &str) -> Option<&'static str> {
-    match name {
-        "incast" => Some(INCAST),
-        "fattree" => Some(FATTREE),
-        _ => None,
+pub fn scenario(name: &str) -> Option<String> {
+    if !NAMES.contains(&name) {
+        return None;
     }
+    let (base, scheme) = name.split_once('-').unwrap_or((name, "dcqcn"));
+    let text = match base {
+        "incast" => INCAST,
+        _ => FATTREE,
+    };
+    Some(text.replace("SCHEME", scheme))
 }

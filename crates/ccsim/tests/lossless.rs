@@ -184,6 +184,7 @@ fn go_back_n_recovers_from_a_gap_and_delivers_each_byte_once() {
         seq: 150_000,
         ts_ps: sim.now_ps,
         in_port: u32::MAX,
+        int_hops: 0,
     };
     let pkt = sim.pkts.alloc(fake);
     let rx_port = sim.hosts[1].port;

@@ -162,6 +162,7 @@ mod tests {
                     newly_acked_bytes: 1000,
                     ce_echo: k % 10 < 3,
                     rtt_ps: 0,
+                    int_hops: 0,
                     int: &int,
                 };
                 d.on_ack(&p, &mut f, &a);

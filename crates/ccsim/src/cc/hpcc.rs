@@ -119,7 +119,7 @@ impl Hpcc {
             return;
         }
         let int = ack.int;
-        let n = (int.nhop as usize).min(MAX_INT_HOPS);
+        let n = ack.int_hops.min(MAX_INT_HOPS);
         if self.last_update_seq == 0 {
             // First feedback: keep the records as the reference for the next ACK.
             self.prev[..n].copy_from_slice(&int.hops[..n]);
@@ -206,10 +206,7 @@ mod tests {
         f.bdp_bytes = 125_000;
         let mut h = Hpcc::default();
         h.on_start(&p, &mut f);
-        let mut int = IntStack {
-            nhop: 1,
-            ..Default::default()
-        };
+        let mut int = IntStack::default();
         int.hops[0] = hop(1_000_000, 0);
         f.snd_nxt = 10_000;
         h.on_ack(&p, &mut f, &ack(&int, 1000)); // first feedback: reference only
@@ -232,6 +229,7 @@ mod tests {
             newly_acked_bytes: 0,
             ce_echo: false,
             rtt_ps: 0,
+            int_hops: 1,
             int,
         }
     }

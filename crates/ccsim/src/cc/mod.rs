@@ -265,7 +265,9 @@ pub struct AckInfo<'a> {
     pub ce_echo: bool,
     /// Now minus the send time of the data packet this ACK answers.
     pub rtt_ps: u64,
-    /// INT records of that data packet's path (empty unless the scheme enables INT).
+    /// INT records of that data packet's path: the first `int_hops` of `int` (0 unless the
+    /// scheme enables INT).
+    pub int_hops: usize,
     pub int: &'a IntStack,
 }
 

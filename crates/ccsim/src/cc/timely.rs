@@ -155,6 +155,7 @@ mod tests {
             newly_acked_bytes: 0,
             ce_echo: false,
             rtt_ps: (rtt_us * 1e6) as u64,
+            int_hops: 0,
             int: &int,
         };
         t.on_ack(p, f, &a);

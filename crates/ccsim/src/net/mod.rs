@@ -39,6 +39,8 @@ pub struct Packet {
     pub ts_ps: u64,
     /// Ingress port at the current switch (buffer accounting).
     pub in_port: u32,
+    /// INT records this packet carries in the side table (`Simulation::ints`); HPCC only.
+    pub int_hops: u8,
 }
 
 /// Packet storage with a free list; ids are stable while a packet lives.
@@ -107,11 +109,12 @@ pub struct IntHop {
     pub qlen_bytes: u32,
 }
 
-/// The INT records of one packet (HPCC). Kept beside the arena, indexed by packet id, and only
-/// touched when the scheme enables INT; an ACK carries a copy of its data packet's records.
+/// The INT records of one packet (HPCC); `Packet::int_hops` says how many are valid. Kept
+/// beside the arena, indexed by packet id, and only touched when the scheme enables INT; an ACK
+/// carries its data packet's records. Hop records are 32-byte aligned: one cache line each.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 pub struct IntStack {
-    pub nhop: u8,
     pub hops: [IntHop; MAX_INT_HOPS],
 }
 

@@ -90,12 +90,9 @@ impl Simulation {
             seq: f.snd_nxt,
             ts_ps: now,
             in_port: u32::MAX,
+            int_hops: 0,
         });
         f.snd_nxt += payload as u64;
-        if self.s.int_enabled {
-            self.int_slot(pkt).nhop = 0;
-        }
-        let f = &mut self.flows[fid as usize];
         f.tx_bytes += size as u64;
         f.next_avail_ps = now + crate::sim::tx_time_ps(size as u64, f.rate_bps);
         let mut ctx = crate::cc::CcCtx {

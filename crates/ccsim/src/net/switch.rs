@@ -102,6 +102,7 @@ impl Simulation {
             seq: fb as u64,
             ts_ps: self.now_ps,
             in_port: u32::MAX,
+            int_hops: 0,
         });
         let back = self.ecmp_next_hop(si, src, flow);
         self.switches[si as usize].ctrl_bytes += size as u64;
@@ -172,6 +173,7 @@ impl Simulation {
             seq: 0,
             ts_ps: 0,
             in_port: u32::MAX,
+            int_hops: 0,
         });
         let port = &mut self.ports[port_id as usize];
         if pause {
@@ -244,18 +246,16 @@ impl Simulation {
                 self.pkts[pkt].ce = true;
             }
         }
-        if self.s.int_enabled && self.pkts[pkt].kind == PktKind::Data {
+        let n = self.pkts[pkt].int_hops as usize;
+        if self.s.int_enabled && self.pkts[pkt].kind == PktKind::Data && n < MAX_INT_HOPS {
             let hop = IntHop {
                 ts_ps: self.now_ps,
                 tx_bytes: port.tx_bytes,
                 rate_bps: port.rate_bps,
                 qlen_bytes: port.backlog_bytes() as u32,
             };
-            let st = self.int_slot(pkt);
-            if (st.nhop as usize) < MAX_INT_HOPS {
-                st.hops[st.nhop as usize] = hop;
-                st.nhop += 1;
-            }
+            self.int_slot(pkt).hops[n] = hop;
+            self.pkts[pkt].int_hops += 1;
         }
         self.release(si, self.pkts[pkt].in_port, prio, size);
         Some(pkt)

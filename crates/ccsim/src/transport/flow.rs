@@ -9,7 +9,6 @@ use crate::world::Simulation;
 
 /// The INT records of an ACK when the scheme does not use INT.
 static NO_INT: IntStack = IntStack {
-    nhop: 0,
     hops: [crate::net::IntHop {
         ts_ps: 0,
         tx_bytes: 0,
@@ -98,18 +97,21 @@ impl Simulation {
             seq,
             ts_ps,
             in_port: u32::MAX,
+            int_hops: 0,
         }
     }
 
-    /// Send an ACK or NACK for data packet `data_pkt`, carrying a copy of its INT records.
-    fn send_ack(&mut self, host: u32, ack: Packet, data_pkt: u32) {
-        let int = if self.s.int_enabled {
-            Some(self.ints[data_pkt as usize])
-        } else {
-            None
-        };
+    /// Send an ACK or NACK for data packet `data`, carrying its INT records. The ACK usually
+    /// takes the slot the data packet just freed, and with it the records, so nothing is copied.
+    fn send_ack(&mut self, host: u32, mut ack: Packet, data: &Packet, data_pkt: u32) {
+        if !self.s.int_enabled {
+            self.send_control(host, ack);
+            return;
+        }
+        ack.int_hops = data.int_hops;
+        let int = self.ints[data_pkt as usize];
         let id = self.send_control(host, ack);
-        if let Some(int) = int {
+        if id != data_pkt {
             *self.int_slot(id) = int;
         }
     }
@@ -142,7 +144,7 @@ impl Simulation {
                 let f = &mut self.flows[fid as usize];
                 f.rx_since_ack = 0;
                 f.ce_since_ack = false;
-                self.send_ack(dst, ack, pkt);
+                self.send_ack(dst, ack, p, pkt);
             }
             let gap = self.cc_params.cnp_interval_ps();
             let f = &mut self.flows[fid as usize];
@@ -157,12 +159,12 @@ impl Simulation {
                 f.last_nack_seq = f.rcv_nxt;
                 let nack =
                     Self::control(&self.s, PktKind::Nack, fid, src, f.rcv_nxt, p.ce, p.ts_ps);
-                self.send_ack(dst, nack, pkt);
+                self.send_ack(dst, nack, p, pkt);
             }
         } else {
             // Duplicate after go-back-N: re-acknowledge what we have.
             let ack = Self::control(&self.s, PktKind::Ack, fid, src, f.rcv_nxt, false, p.ts_ps);
-            self.send_ack(dst, ack, pkt);
+            self.send_ack(dst, ack, p, pkt);
         }
     }
 
@@ -198,6 +200,7 @@ impl Simulation {
                         newly_acked_bytes: newly,
                         ce_echo: p.ce,
                         rtt_ps: now - p.ts_ps,
+                        int_hops: p.int_hops as usize,
                         int: if self.s.int_enabled {
                             &self.ints[pkt as usize]
                         } else {
