@@ -1,14 +1,18 @@
-"""The ``ccsim`` command: run, validate, list, bench.
+"""The ``ccsim`` command: run, validate, list, bench, sweep, plot, report, reproduce.
 
-A user error (invalid scenario, missing file, ``--set`` without ``=``, unwritable ``--out``)
-prints one line ``ccsim: error: <message>`` on stderr and exits 2; Ctrl-C exits 130. Anything
-else is a bug: one line, exit 1, and ``CCSIM_DEBUG=1`` shows the traceback.
+A user error (invalid scenario or sweep, missing file, ``--set`` without ``=``, unwritable
+``--out``) prints one line ``ccsim: error: <message>`` on stderr and exits 2; Ctrl-C exits 130.
+A sweep with failed runs, or an experiment with a failing claim, exits 3. Anything else is a
+bug: one line, exit 1, and ``CCSIM_DEBUG=1`` shows the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import errno
 import json
+import math
 import os
 import re
 import shutil
@@ -19,12 +23,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ccsim import api, bench
+from ccsim import api, bench, sweeps
 from ccsim._core import ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
 
 EXIT_BUG = 1
 EXIT_USAGE = 2
+EXIT_FAILED_RUNS_OR_CLAIMS = 3
 EXIT_INTERRUPTED = 130
 DEBUG_HINT = "(run with CCSIM_DEBUG=1 for a traceback)"
 
@@ -41,7 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimulationError as e:
         return _fail(f"simulation failed: {e}", EXIT_BUG)
     except FileNotFoundError as e:
-        return _fail(f"file not found: {e.filename or e}", EXIT_USAGE)
+        # A plain ENOENT names the file; our own FileNotFoundErrors also say what to pass instead.
+        why = "" if e.strerror in (None, os.strerror(errno.ENOENT)) else f": {e.strerror}"
+        return _fail(f"file not found: {e.filename or e}{why}", EXIT_USAGE)
     except BrokenPipeError:  # e.g. `ccsim list | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BUG
@@ -104,6 +111,38 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    sweep = sweeps.Sweep.from_file(args.sweep)
+    sweep = dataclasses.replace(
+        sweep, overrides={**sweep.overrides, **api.parse_overrides(args.set)}
+    )
+    out = Path(args.out) if args.out is not None else Path("results") / _dir_name(sweep.name)
+    runs = _run_sweep(sweep, out, args)
+    print(out if args.quiet else format_sweep_summary(sweep.name, runs, out))
+    return EXIT_FAILED_RUNS_OR_CLAIMS if (runs["status"] != sweeps.STATUS_OK).any() else 0
+
+
+def _run_sweep(sweep: sweeps.Sweep, out: Path, args: argparse.Namespace) -> Any:
+    """Run ``sweep`` into ``out`` with the backend flags of ``args``, with a progress line."""
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        from ccsim.progress import SweepProgress
+
+        bar = SweepProgress(sys.stderr)
+    try:
+        return sweeps.run_sweep(
+            sweep,
+            out,
+            backend=args.backend,
+            workers=args.workers,
+            address=args.address,
+            progress=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 # --- output --------------------------------------------------------------------------------------
 
 
@@ -146,6 +185,40 @@ def format_summary(result: api.RunResult) -> str:
     if result.out_dir is not None:
         lines.append(f"  results in {result.out_dir}")
     return "\n".join(lines)
+
+
+def format_sweep_summary(name: str, runs: Any, out: Path) -> str:
+    """The runs table for a human: parameters, status, flows, p99 slowdown, PFC pauses; then
+    one line per failed run with its error."""
+    ok = int((runs["status"] == sweeps.STATUS_OK).sum())
+    lines = [f"{name}: {len(runs)} runs, {ok} ok, {len(runs) - ok} failed"]
+    params = json.loads((out / sweeps.SWEEP_JSON).read_text(encoding="utf-8"))["params"]
+    header = ["run", *params, "status", "flows", "p99 slowdown", "PFC pauses"]
+    rows = []
+    for _, r in runs.iterrows():
+        good = r["status"] == sweeps.STATUS_OK
+        rows.append(
+            [
+                r["run_id"],
+                *(str(r[p]) for p in params),
+                r["status"],
+                f"{r['flows.finished']:.0f}/{r['flows.total']:.0f}" if good else "-",
+                _fmt(r.get("fct.all.slowdown_p99"), "{:.2f}") if good else "-",
+                _fmt(r.get("pfc.pauses_sent"), "{:.0f}") if good else "-",
+            ]
+        )
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    for _, r in runs[runs["status"] != sweeps.STATUS_OK].iterrows():
+        lines.append(f"  failed {r['run_id']}: {r['error']}")
+    lines.append(f"  results in {out}")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any, pattern: str) -> str:
+    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    return "-" if missing else pattern.format(value)
 
 
 _BIN_ORDER = {"<100KB": 0, "100KB-10MB": 1, ">10MB": 2}
@@ -263,6 +336,38 @@ def _parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("list", help="list schemes, topologies and workloads")
     q.set_defaults(func=_cmd_list)
+
+    def backend_args(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--backend",
+            choices=sweeps.BACKENDS,
+            default="local",
+            help="local: a process pool on this machine (default); ray: a Ray cluster",
+        )
+        q.add_argument(
+            "--address",
+            metavar="ADDR",
+            help="Ray cluster to join, e.g. auto or HOST:6379 (default: start a local Ray)",
+        )
+        q.add_argument(
+            "--workers", type=int, metavar="N", help="parallel runs (default: all cores)"
+        )
+        q.add_argument(
+            "--set",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="override a field in every run, e.g. --set workload.0.stop=1ms (repeatable)",
+        )
+
+    q = sub.add_parser("sweep", help="run a base scenario over a parameter grid, in parallel")
+    q.add_argument("sweep", metavar="SWEEP", help="sweep TOML file (base, [set], [grid])")
+    backend_args(q)
+    q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
+    q.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress or table; print only the directory"
+    )
+    q.set_defaults(func=_cmd_sweep)
 
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")
