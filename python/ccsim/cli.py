@@ -143,6 +143,27 @@ def _run_sweep(sweep: sweeps.Sweep, out: Path, args: argparse.Namespace) -> Any:
             bar.close()
 
 
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from ccsim import plots
+
+    res = load_results(args.results, args.where)
+    out = Path(args.out) if args.out is not None else Path(args.results) / "plots"
+    files, skipped = plots.plot(res, out, args.kind or None)
+    for kind, paths in files.items():
+        print(f"{kind:<12} {' '.join(str(p) for p in paths)}")
+    for kind, why in skipped.items():
+        print(f"{kind:<12} skipped: {why}", file=sys.stderr)
+    return 0
+
+
+def load_results(path: str, where: Sequence[str] = ()) -> sweeps.SweepResult:
+    """A run or sweep directory as a SweepResult, restricted to the runs matching ``where``."""
+    res = api.load(path)
+    if isinstance(res, api.RunResult):
+        res = sweeps.SweepResult.from_run(res)
+    return res.where(api.parse_overrides(where))
+
+
 # --- output --------------------------------------------------------------------------------------
 
 
@@ -222,6 +243,17 @@ def _fmt(value: Any, pattern: str) -> str:
 
 
 _BIN_ORDER = {"<100KB": 0, "100KB-10MB": 1, ">10MB": 2}
+# The plot kinds, listed here so `ccsim --help` needs no matplotlib import (plots.KINDS has them).
+_PLOT_KINDS = (
+    "slowdown",
+    "fct_bars",
+    "fct_cdf",
+    "queue",
+    "utilization",
+    "rate",
+    "pfc_layers",
+    "pfc_map",
+)
 _LAYER_ORDER = {"host": 0, "tor": 1, "agg": 2, "core": 3}
 
 
@@ -368,6 +400,27 @@ def _parser() -> argparse.ArgumentParser:
         "--quiet", "-q", action="store_true", help="no progress or table; print only the directory"
     )
     q.set_defaults(func=_cmd_sweep)
+
+    def results_args(q: argparse.ArgumentParser) -> None:
+        q.add_argument("results", metavar="RESULTS", help="a run or sweep results directory")
+        q.add_argument(
+            "--where",
+            action="append",
+            default=[],
+            metavar="PARAM=VALUE",
+            help="only the runs with this parameter value, e.g. --where scheme=dcqcn (repeatable)",
+        )
+
+    q = sub.add_parser("plot", help="plot a run's or a sweep's results (PNG and SVG)")
+    results_args(q)
+    q.add_argument(
+        "--kind",
+        action="append",
+        choices=list(_PLOT_KINDS),
+        help="plot only this kind (repeatable; default: every kind the results have data for)",
+    )
+    q.add_argument("--out", metavar="DIR", help="where to write (default RESULTS/plots)")
+    q.set_defaults(func=_cmd_plot)
 
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")

@@ -640,6 +640,41 @@ class SweepResult:
         """The runs that finished without error."""
         return self.runs[self.runs["status"] == STATUS_OK]
 
+    def param(self, name: str) -> str:
+        """The parameter column called ``name``: its full key or its short name (``load``).
+
+        Raises ScenarioError naming the parameters there are."""
+        if name in self.params:
+            return name
+        full = [p for p, short in short_names(self.params).items() if short == name]
+        if full:
+            return full[0]
+        have = ", ".join(f"{short_names(self.params)[p]} ({p})" for p in self.params) or "none"
+        raise ScenarioError(f"unknown parameter `{name}`; this sweep's parameters: {have}")
+
+    def where(self, filters: Mapping[str, Any]) -> SweepResult:
+        """The runs whose parameters equal ``filters`` (keys: full or short parameter names)."""
+        if not filters:
+            return self
+        mask = self.runs["status"].notna()
+        for name, value in filters.items():
+            mask &= self.runs[self.param(name)] == value
+        keep = set(self.runs.loc[mask, "run_id"])
+        parent = self
+
+        def read(table: str) -> pd.DataFrame:
+            df = parent.table(table)
+            return df[df["run_id"].isin(keep)].reset_index(drop=True) if len(df) else df
+
+        return SweepResult(
+            self.name,
+            self.params,
+            self.runs[mask].reset_index(drop=True),
+            read,
+            {k: v for k, v in self.configs.items() if k in keep},
+            self.out_dir,
+        )
+
     @classmethod
     def from_run(cls, result: api.RunResult, name: str | None = None) -> SweepResult:
         """A one-run sweep (no parameters) holding a single run's results."""
