@@ -156,6 +156,15 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ccsim import report
+
+    res = load_results(args.results, args.where)
+    out = Path(args.out) if args.out is not None else Path(args.results) / report.REPORT_HTML
+    print(report.write_report(res, out, kinds=args.kind or None))
+    return 0
+
+
 def load_results(path: str, where: Sequence[str] = ()) -> sweeps.SweepResult:
     """A run or sweep directory as a SweepResult, restricted to the runs matching ``where``."""
     res = api.load(path)
@@ -411,16 +420,25 @@ def _parser() -> argparse.ArgumentParser:
             help="only the runs with this parameter value, e.g. --where scheme=dcqcn (repeatable)",
         )
 
+    def kind_arg(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--kind",
+            action="append",
+            choices=list(_PLOT_KINDS),
+            help="plot only this kind (repeatable; default: every kind the results have data for)",
+        )
+
     q = sub.add_parser("plot", help="plot a run's or a sweep's results (PNG and SVG)")
     results_args(q)
-    q.add_argument(
-        "--kind",
-        action="append",
-        choices=list(_PLOT_KINDS),
-        help="plot only this kind (repeatable; default: every kind the results have data for)",
-    )
+    kind_arg(q)
     q.add_argument("--out", metavar="DIR", help="where to write (default RESULTS/plots)")
     q.set_defaults(func=_cmd_plot)
+
+    q = sub.add_parser("report", help="write one self-contained HTML page for a run or sweep")
+    results_args(q)
+    kind_arg(q)
+    q.add_argument("--out", metavar="FILE", help="the page (default RESULTS/report.html)")
+    q.set_defaults(func=_cmd_report)
 
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")

@@ -72,11 +72,7 @@ def plot_fct_bars(res: SweepResult, bins: str = "acc") -> Figure:
 
     runs = _ok_runs(res)
     prefix = f"fct.{bins}."
-    cols = [c for c in runs.columns if c.startswith(prefix) and c.endswith(".count")]
-    if not cols:
-        raise NoData(f"plot fct_bars: no `{bins}` size bins in the summaries; use bins=acc or pcn")
-    labels = sorted((c[len(prefix) : -len(".count")] for c in cols), key=_bin_lower_bytes)
-    labels = [b for b in labels if runs[f"{prefix}{b}.count"].sum() > 0]
+    labels = size_bins(runs, bins)
     if not labels:
         raise NoData("plot fct_bars: no finished flows; run longer or drop `duration`")
     series = list(_by_series(res, runs))
@@ -287,6 +283,18 @@ def series_labels(res: SweepResult) -> dict[str, str]:
         else:
             out[r["run_id"]] = str(r.get("scheme", res.name))
     return out
+
+
+def size_bins(runs: pd.DataFrame, bins: str = "acc") -> list[str]:
+    """The engine's size-bin labels of family ``bins`` (``acc`` or ``pcn``) that hold flows in
+    ``runs``, smallest first: e.g. ``['<100KB', '100KB-10MB', '>10MB']``."""
+    prefix = f"fct.{bins}."
+    labels = [
+        c[len(prefix) : -len(".count")]
+        for c in runs.columns
+        if c.startswith(prefix) and c.endswith(".count") and runs[c].sum() > 0
+    ]
+    return sorted(labels, key=_bin_lower_bytes)
 
 
 # --- helpers -------------------------------------------------------------------------------------
