@@ -165,6 +165,39 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from ccsim import experiments, plots, report
+
+    directory = experiments.catalog_dir(args.catalog)
+    if args.list:
+        print(format_experiments(experiments.list_experiments(directory)))
+        return 0
+    if args.name is None:
+        raise ScenarioError("reproduce: name an experiment, or --list them")
+    exp = experiments.load_experiment(args.name, directory)
+    size = "quick" if args.quick else "full"
+    sweep = exp.sweep(size)
+    sweep = dataclasses.replace(
+        sweep, overrides={**sweep.overrides, **api.parse_overrides(args.set)}
+    )
+    out = Path(args.out) if args.out is not None else Path("results") / _dir_name(sweep.name)
+    print(f"{exp.name} ({size}): {exp.title}\n  {exp.paper}; {exp.figure}", flush=True)
+    runs = _run_sweep(sweep, out, args)
+    res = load_results(str(out))
+    verdicts = experiments.check_claims(exp.claims, res)
+    info = {"title": exp.title, "paper": exp.paper, "figure": exp.figure, "size": size}
+    claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
+    (out / report.CLAIMS_JSON).write_text(json.dumps(claims, indent=2) + "\n", encoding="utf-8")
+    plots.plot(res, out / "plots", exp.plots or None)
+    page = report.write_report(res, out / report.REPORT_HTML, kinds=exp.plots or None)
+    print(format_sweep_summary(sweep.name, runs, out).split("\n  results in")[0])
+    print(format_claims(verdicts))
+    print(f"  plots in {out / 'plots'}, report {page}")
+    failed = (runs["status"] != sweeps.STATUS_OK).any()
+    held = all(v.status == experiments.HOLDS for v in verdicts)
+    return 0 if held and not failed else EXIT_FAILED_RUNS_OR_CLAIMS
+
+
 def load_results(path: str, where: Sequence[str] = ()) -> sweeps.SweepResult:
     """A run or sweep directory as a SweepResult, restricted to the runs matching ``where``."""
     res = api.load(path)
@@ -221,7 +254,7 @@ def format_sweep_summary(name: str, runs: Any, out: Path) -> str:
     """The runs table for a human: parameters, status, flows, p99 slowdown, PFC pauses; then
     one line per failed run with its error."""
     ok = int((runs["status"] == sweeps.STATUS_OK).sum())
-    lines = [f"{name}: {len(runs)} runs, {ok} ok, {len(runs) - ok} failed"]
+    lines = [f"{name}: {_plural(len(runs), 'run')}, {ok} ok, {len(runs) - ok} failed"]
     params = json.loads((out / sweeps.SWEEP_JSON).read_text(encoding="utf-8"))["params"]
     header = ["run", *params, "status", "flows", "p99 slowdown", "PFC pauses"]
     rows = []
@@ -244,6 +277,47 @@ def format_sweep_summary(name: str, runs: Any, out: Path) -> str:
         lines.append(f"  failed {r['run_id']}: {r['error']}")
     lines.append(f"  results in {out}")
     return "\n".join(lines)
+
+
+def format_claims(verdicts: Sequence[Any]) -> str:
+    """Each claim as ``holds`` / ``FAILS`` / ``ERROR`` with its text and measured numbers."""
+    lines = []
+    for v in verdicts:
+        mark = v.status if v.status == "holds" else v.status.upper()
+        lines.append(f"  {mark:<6} {v.claim.text}")
+        measured = "; ".join(f"{expr} = {_measured(value)}" for expr, value in v.measured)
+        lines.append(f"         {v.claim.check}")
+        if measured:
+            lines.append(f"         measured: {measured}")
+        if v.message:
+            lines.append(f"         {v.message}")
+    held = sum(v.status == "holds" for v in verdicts)
+    lines.append(f"  {held} of {len(verdicts)} claims hold")
+    return "\n".join(lines)
+
+
+def format_experiments(entries: Sequence[Any]) -> str:
+    """The catalog for ``ccsim reproduce --list``: name, title, paper and figure, sizes."""
+    lines = []
+    for e in entries:
+        lines.append(f"{e.name}: {e.title}")
+        lines.append(f"    paper: {e.paper}")
+        lines.append(f"    figure: {e.figure}")
+        for size in ("quick", "full"):
+            lines.append(f"    {size}: {_plural(len(e.sweep(size).runs()), 'run')}")
+    return "\n".join(lines)
+
+
+def _measured(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_measured(v) for v in value) + "]"
+    return str(value)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _fmt(value: Any, pattern: str) -> str:
@@ -439,6 +513,20 @@ def _parser() -> argparse.ArgumentParser:
     kind_arg(q)
     q.add_argument("--out", metavar="FILE", help="the page (default RESULTS/report.html)")
     q.set_defaults(func=_cmd_report)
+
+    q = sub.add_parser(
+        "reproduce", help="run a paper experiment from the catalog, plot it, check its claims"
+    )
+    q.add_argument("name", metavar="NAME", nargs="?", help="the experiment (see --list)")
+    q.add_argument("--list", action="store_true", help="list the experiments, papers and figures")
+    q.add_argument("--quick", action="store_true", help="the quick size (about a minute)")
+    backend_args(q)
+    q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>-<size>)")
+    q.add_argument(
+        "--catalog", metavar="DIR", help="the experiments folder (default ./experiments)"
+    )
+    q.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    q.set_defaults(func=_cmd_reproduce)
 
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")
