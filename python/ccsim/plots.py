@@ -25,6 +25,7 @@ LAYERS = ("host", "tor", "agg", "core")
 LAYER_COLORS = {"host": "#4c72b0", "tor": "#55a868", "agg": "#dd8452", "core": "#c44e52"}
 MAX_PANELS = 8  # time-series kinds draw one panel per series, at most this many
 MAX_LINES = 6  # queue / utilization: the busiest ports of each panel
+MAX_PAUSED_PORTS = 40  # pfc_map: the ports paused longest in each panel
 BUCKETS_PER_DECADE = 4  # slowdown vs size: log-spaced flow-size buckets
 FORMATS = ("png", "svg")
 
@@ -176,24 +177,25 @@ def plot_pfc_map(res: SweepResult) -> Figure:
     end_ps = dict(zip(res.runs["run_id"], res.runs["sim_time_ps"]))
     panels = []
     for label, group in _panels(res, events):
-        spans = _pause_spans(group, end_ps[group["run_id"].iloc[0]])
-        rows = sorted(
-            {(port, prio) for port, prio, _, _ in spans},
-            key=lambda r: (_layer_rank(layer_of.get(r[0].split("->")[0])), r),
-        )
-        panels.append((label, spans, rows))
-    height = sum(max(2.0, 0.2 * len(rows) + 1.2) for _, _, rows in panels)
+        rows: dict[tuple[str, int], list[tuple[float, float]]] = {}
+        for port, prio, start_us, end_us in _pause_spans(group, end_ps[group["run_id"].iloc[0]]):
+            rows.setdefault((port, prio), []).append((start_us, max(end_us - start_us, 1e-3)))
+        # The ports paused longest, then ordered by layer (host, ToR, agg, core) and name.
+        longest = sorted(rows, key=lambda r: -sum(w for _, w in rows[r]))[:MAX_PAUSED_PORTS]
+        order = sorted(longest, key=lambda r: (_layer_rank(layer_of.get(r[0].split("->")[0])), r))
+        panels.append((label, {r: rows[r] for r in order}, len(rows)))
+    height = sum(max(2.0, 0.2 * len(rows) + 1.2) for _, rows, _ in panels)
     fig, axes = _figure(len(panels), 1, height=height, sharex=True)
-    for ax, (label, spans, rows) in zip(axes, panels):
-        index = {r: i for i, r in enumerate(rows)}
-        for port, prio, start_us, end_us in spans:
+    for ax, (label, rows, n_ports) in zip(axes, panels):
+        for y, ((port, _), bars) in enumerate(rows.items()):  # one collection per paused port
             color = LAYER_COLORS.get(layer_of.get(port.split("->")[0], ""), "grey")
-            y = index[(port, prio)]
-            ax.broken_barh([(start_us, max(end_us - start_us, 1e-3))], (y - 0.4, 0.8), color=color)
+            ax.broken_barh(bars, (y - 0.4, 0.8), color=color)
         ax.set_yticks(range(len(rows)), [f"{p} (prio {q})" for p, q in rows], fontsize="x-small")
         ax.set_ylim(len(rows) - 0.4, -0.6)
         ax.set_ylabel("paused port")
-        ax.set_title(f"{label}: {len(spans)} pauses on {len(rows)} ports")
+        pauses = sum(len(bars) for bars in rows.values())
+        shown = f"the {len(rows)} paused longest of {n_ports}" if n_ports > len(rows) else n_ports
+        ax.set_title(f"{label}: {pauses} pauses on {shown} ports")
         ax.grid(True, axis="x", alpha=0.3)
     axes[-1].set_xlabel("time (us)")
     handles = [_patch(LAYER_COLORS[layer], layer) for layer in LAYERS]

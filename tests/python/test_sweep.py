@@ -26,6 +26,7 @@ from helpers import (
 )
 
 N_RUNS = 8
+REPO = Path(__file__).resolve().parents[2]
 
 
 def finished_runs(out: Path) -> list[str]:
@@ -101,13 +102,14 @@ def test_ray_backend_gives_the_same_results_as_local(sweep_dir: Path, tmp_path: 
 # --- interruptions -------------------------------------------------------------------------------
 
 
-def test_sigkill_of_the_driver_then_restart_loses_and_duplicates_nothing(
-    sweep_dir: Path, tmp_path: Path
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
+def test_interrupted_driver_then_restart_loses_and_duplicates_nothing(
+    sweep_dir: Path, tmp_path: Path, sig: signal.Signals
 ) -> None:
     sweep_file = write_sweep_files(tmp_path)
     out = tmp_path / "out"
     cmd = cli_command("sweep", str(sweep_file), "--workers", "1", "--out", str(out), "-q")
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env())
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(), stderr=subprocess.PIPE, text=True)
     workers: list[int] = []
     try:
         while proc.poll() is None and not finished_runs(out):
@@ -115,8 +117,10 @@ def test_sigkill_of_the_driver_then_restart_loses_and_duplicates_nothing(
             time.sleep(0.02)
         assert proc.poll() is None, "the sweep ended before it could be killed; make it longer"
         workers = children(proc.pid) or workers
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        proc.send_signal(sig)
+        _, stderr = proc.communicate()
+        if sig == signal.SIGINT:  # Ctrl-C: one line, exit 130, workers stopped
+            assert proc.returncode == 130 and stderr.strip() == "ccsim: error: interrupted"
         done = finished_runs(out)
         assert 1 <= len(done) < N_RUNS
 
@@ -202,6 +206,14 @@ def test_bad_sweep_file_is_one_line(tmp_path: Path, text: str, needle: str) -> N
     assert len(lines) == 1 and lines[0].startswith("ccsim: error: s.toml"), proc.stderr
     assert needle in lines[0]
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "sweeps").glob("*.toml")), ids=lambda p: p.name)
+def test_example_sweep_files_validate(path: Path) -> None:
+    sweep = sweeps.Sweep.from_file(path)
+    assert len(sweep.runs()) > 1
+    for spec in sweep.runs():
+        ccsim.validate(sweep.base, overrides=sweep.run_overrides(spec))
 
 
 def test_sweep_json_records_the_grid(sweep_dir: Path) -> None:
