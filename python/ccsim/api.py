@@ -12,6 +12,7 @@ import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,8 +314,6 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     >>> parse_overrides(["seed=2", "cc.scheme=dcqcn", "topology.link.rate='10Gbps'"])
     {'seed': 2, 'cc.scheme': 'dcqcn', 'topology.link.rate': '10Gbps'}
     """
-    from ccsim.sweeps import read_toml_text
-
     out: dict[str, Any] = {}
     for item in _override_list(list(items)):
         key, _, value = item.partition("=")
@@ -323,6 +322,23 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
         except ScenarioError:
             out[key.strip()] = value.strip()
     return out
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; a syntax error is a ScenarioError naming the file."""
+    return read_toml_text(path.read_text(encoding="utf-8"), str(path))
+
+
+def read_toml_text(text: str, source: str) -> dict[str, Any]:
+    """Parse TOML text; a syntax error is a ScenarioError naming ``source``."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{source}: {e}; fix the TOML syntax") from None
 
 
 def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:

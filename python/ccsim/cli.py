@@ -21,11 +21,14 @@ import tempfile
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from ccsim import api, bench, sweeps
+from ccsim import api, bench, plots, sweeps
 from ccsim._core import ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EXIT_BUG = 1
 EXIT_USAGE = 2
@@ -112,25 +115,29 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    sweep = sweeps.Sweep.from_file(args.sweep)
-    sweep = dataclasses.replace(
-        sweep, overrides={**sweep.overrides, **api.parse_overrides(args.set)}
-    )
-    out = Path(args.out) if args.out is not None else Path("results") / _dir_name(sweep.name)
-    runs = _run_sweep(sweep, out, args)
-    print(out if args.quiet else format_sweep_summary(sweep.name, runs, out))
+    sweep, out, runs = _run_sweep(sweeps.Sweep.from_file(args.sweep), args)
+    if args.quiet:
+        print(out)
+    else:
+        print(format_sweep_summary(sweep.name, runs, out) + f"\n  results in {out}")
     return EXIT_FAILED_RUNS_OR_CLAIMS if (runs["status"] != sweeps.STATUS_OK).any() else 0
 
 
-def _run_sweep(sweep: sweeps.Sweep, out: Path, args: argparse.Namespace) -> Any:
-    """Run ``sweep`` into ``out`` with the backend flags of ``args``, with a progress line."""
+def _run_sweep(
+    sweep: sweeps.Sweep, args: argparse.Namespace
+) -> tuple[sweeps.Sweep, Path, pd.DataFrame]:
+    """Run ``sweep`` with the ``--set``, ``--out`` and backend flags of ``args`` and a progress
+    line; return the sweep as run, its results directory and its runs table."""
+    extra = api.parse_overrides(args.set)
+    sweep = dataclasses.replace(sweep, overrides={**sweep.overrides, **extra})
+    out = Path(args.out) if args.out is not None else Path("results") / _dir_name(sweep.name)
     bar = None
     if not args.quiet and sys.stderr.isatty():
         from ccsim.progress import SweepProgress
 
         bar = SweepProgress(sys.stderr)
     try:
-        return sweeps.run_sweep(
+        runs = sweeps.run_sweep(
             sweep,
             out,
             backend=args.backend,
@@ -141,16 +148,15 @@ def _run_sweep(sweep: sweeps.Sweep, out: Path, args: argparse.Namespace) -> Any:
     finally:
         if bar is not None:
             bar.close()
+    return sweep, out, runs
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from ccsim import plots
-
     res = load_results(args.results, args.where)
     out = Path(args.out) if args.out is not None else Path(args.results) / "plots"
-    files, skipped = plots.plot(res, out, args.kind or None)
-    for kind, paths in files.items():
-        print(f"{kind:<12} {' '.join(str(p) for p in paths)}")
+    figures, skipped = plots.plot(res, out, args.kind or None)
+    for kind in figures:
+        print(f"{kind:<12} {' '.join(str(out / f'{kind}.{fmt}') for fmt in plots.FORMATS)}")
     for kind, why in skipped.items():
         print(f"{kind:<12} skipped: {why}", file=sys.stderr)
     return 0
@@ -166,7 +172,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from ccsim import experiments, plots, report
+    from ccsim import experiments, report
 
     directory = experiments.catalog_dir(args.catalog)
     if args.list:
@@ -176,21 +182,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise ScenarioError("reproduce: name an experiment, or --list them")
     exp = experiments.load_experiment(args.name, directory)
     size = "quick" if args.quick else "full"
-    sweep = exp.sweep(size)
-    sweep = dataclasses.replace(
-        sweep, overrides={**sweep.overrides, **api.parse_overrides(args.set)}
-    )
-    out = Path(args.out) if args.out is not None else Path("results") / _dir_name(sweep.name)
     print(f"{exp.name} ({size}): {exp.title}\n  {exp.paper}; {exp.figure}", flush=True)
-    runs = _run_sweep(sweep, out, args)
+    sweep, out, runs = _run_sweep(exp.sweep(size), args)
     res = load_results(str(out))
     verdicts = experiments.check_claims(exp.claims, res)
     info = {"title": exp.title, "paper": exp.paper, "figure": exp.figure, "size": size}
     claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
     (out / report.CLAIMS_JSON).write_text(json.dumps(claims, indent=2) + "\n", encoding="utf-8")
-    plots.plot(res, out / "plots", exp.plots or None)
-    page = report.write_report(res, out / report.REPORT_HTML, kinds=exp.plots or None)
-    print(format_sweep_summary(sweep.name, runs, out).split("\n  results in")[0])
+    figures, _ = plots.plot(res, out / "plots", exp.plots or None)
+    page = report.write_report(res, out / report.REPORT_HTML, figures=figures)
+    print(format_sweep_summary(sweep.name, runs, out))
     print(format_claims(verdicts))
     print(f"  plots in {out / 'plots'}, report {page}")
     failed = (runs["status"] != sweeps.STATUS_OK).any()
@@ -250,7 +251,7 @@ def format_summary(result: api.RunResult) -> str:
     return "\n".join(lines)
 
 
-def format_sweep_summary(name: str, runs: Any, out: Path) -> str:
+def format_sweep_summary(name: str, runs: pd.DataFrame, out: Path) -> str:
     """The runs table for a human: parameters, status, flows, p99 slowdown, PFC pauses; then
     one line per failed run with its error."""
     ok = int((runs["status"] == sweeps.STATUS_OK).sum())
@@ -275,7 +276,6 @@ def format_sweep_summary(name: str, runs: Any, out: Path) -> str:
         lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     for _, r in runs[runs["status"] != sweeps.STATUS_OK].iterrows():
         lines.append(f"  failed {r['run_id']}: {r['error']}")
-    lines.append(f"  results in {out}")
     return "\n".join(lines)
 
 
@@ -326,17 +326,6 @@ def _fmt(value: Any, pattern: str) -> str:
 
 
 _BIN_ORDER = {"<100KB": 0, "100KB-10MB": 1, ">10MB": 2}
-# The plot kinds, listed here so `ccsim --help` needs no matplotlib import (plots.KINDS has them).
-_PLOT_KINDS = (
-    "slowdown",
-    "fct_bars",
-    "fct_cdf",
-    "queue",
-    "utilization",
-    "rate",
-    "pfc_layers",
-    "pfc_map",
-)
 _LAYER_ORDER = {"host": 0, "tor": 1, "agg": 2, "core": 3}
 
 
@@ -498,7 +487,7 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument(
             "--kind",
             action="append",
-            choices=list(_PLOT_KINDS),
+            choices=list(plots.KINDS),
             help="plot only this kind (repeatable; default: every kind the results have data for)",
         )
 

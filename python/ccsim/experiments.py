@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ccsim._core import ScenarioError
+from ccsim.api import read_toml
 from ccsim.plots import KINDS as PLOT_KINDS
-from ccsim.sweeps import STATUS_OK, Sweep, SweepResult, read_toml
+from ccsim.sweeps import STATUS_OK, Sweep, SweepResult
 
 if TYPE_CHECKING:
     import pandas as pd

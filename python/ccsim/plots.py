@@ -233,26 +233,35 @@ def render(res: SweepResult, kind: str) -> Figure:
 
 def plot(
     res: SweepResult, out_dir: str | os.PathLike[str], kinds: Sequence[str] | None = None
-) -> tuple[dict[str, list[Path]], dict[str, str]]:
+) -> tuple[dict[str, Figure], dict[str, str]]:
     """Save each kind as ``<out_dir>/<kind>.png`` and ``.svg``.
 
     With ``kinds=None`` every kind is tried and those without data are skipped; a kind asked
-    for by name that has no data raises NoData. Returns (files per kind, skipped kind -> why).
+    for by name that has no data raises NoData. Returns (figure per kind, skipped kind -> why).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files: dict[str, list[Path]] = {}
+    figures = render_all(res, kinds)
+    for kind, fig in figures[0].items():
+        save(fig, out / kind)
+    return figures
+
+
+def render_all(
+    res: SweepResult, kinds: Sequence[str] | None = None
+) -> tuple[dict[str, Figure], dict[str, str]]:
+    """Render ``kinds`` (default: every kind that has data; the others are returned with the
+    reason they were skipped). A kind asked for by name that has no data raises NoData."""
+    figures: dict[str, Figure] = {}
     skipped: dict[str, str] = {}
     for kind in kinds or list(KINDS):
         try:
-            fig = render(res, kind)
+            figures[kind] = render(res, kind)
         except NoData as e:
             if kinds:
                 raise
             skipped[kind] = str(e)
-            continue
-        files[kind] = save(fig, out / kind)
-    return files, skipped
+    return figures, skipped
 
 
 def save(fig: Figure, stem: Path) -> list[Path]:

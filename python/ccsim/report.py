@@ -13,10 +13,13 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccsim import plots
 from ccsim.sweeps import SWEEP_JSON, SweepResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 CLAIMS_JSON = "claims.json"
 REPORT_HTML = "report.html"
@@ -48,12 +51,14 @@ def write_report(
     path: str | os.PathLike[str],
     *,
     kinds: Sequence[str] | None = None,
+    figures: Mapping[str, Figure] | None = None,
     title: str | None = None,
 ) -> Path:
     """Write the report page for ``res`` to ``path``; returns the path.
 
     Claims come from ``claims.json`` in the results directory, if ``ccsim reproduce`` left one.
-    ``kinds`` selects the plots (default: every kind the results have data for).
+    ``kinds`` selects the plots (default: every kind the results have data for); ``figures``
+    gives them already rendered (by :func:`ccsim.plots.plot`).
 
     Examples
     --------
@@ -70,7 +75,11 @@ def write_report(
     ]
     if claims:
         parts += _claims_section(claims)
-    parts += _figures_section(res, kinds)
+    if figures is None:
+        figures, skipped = plots.render_all(res, kinds)
+    else:
+        skipped = {}
+    parts += _figures_section(figures, skipped)
     parts += _runs_section(res)
     parts += _configs_section(res)
     parts.append("</body></html>")
@@ -111,16 +120,9 @@ def _claims_section(claims: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _figures_section(res: SweepResult, kinds: Sequence[str] | None) -> list[str]:
+def _figures_section(figures: Mapping[str, Figure], skipped: Mapping[str, str]) -> list[str]:
     out = ["<h2>Plots</h2>"]
-    for kind in kinds or list(plots.KINDS):
-        try:
-            fig = plots.render(res, kind)
-        except plots.NoData as e:
-            if kinds:
-                raise
-            out.append(f'<p class="meta">{_e(kind)}: {_e(str(e))}</p>')
-            continue
+    for kind, fig in figures.items():
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=90, metadata={"Software": None})
         data = base64.b64encode(buf.getvalue()).decode("ascii")
@@ -130,6 +132,7 @@ def _figures_section(res: SweepResult, kinds: Sequence[str] | None) -> list[str]
             f'<figure id="plot-{kind}"><img alt="{_e(kind)}" src="data:image/png;base64,{data}">'
             f"<figcaption><b>{_e(kind)}</b>: {_e(caption)}</figcaption></figure>"
         )
+    out += [f'<p class="meta">{_e(kind)} skipped: {_e(why)}</p>' for kind, why in skipped.items()]
     return out
 
 

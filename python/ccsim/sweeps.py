@@ -103,7 +103,7 @@ class Sweep:
         {'cc.scheme': 'dcqcn', 'workload.0.load': 0.3, 'seed': 1}
         """
         path = Path(path)
-        data = read_toml(path)
+        data = api.read_toml(path)
         return cls.from_table(data, path.parent, source=str(path), default_name=path.stem)
 
     @classmethod
@@ -769,23 +769,6 @@ def short_names(params: Sequence[str]) -> dict[str, str]:
     """
     last = [p.rsplit(".", 1)[-1] for p in params]
     return {p: s if last.count(s) == 1 else p for p, s in zip(params, last)}
-
-
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file; a syntax error is a ScenarioError naming the file."""
-    return read_toml_text(path.read_text(encoding="utf-8"), str(path))
-
-
-def read_toml_text(text: str, source: str) -> dict[str, Any]:
-    """Parse TOML text; a syntax error is a ScenarioError naming ``source``."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{source}: {e}; fix the TOML syntax") from None
 
 
 def _param_columns(spec: RunSpec) -> dict[str, Any]:
