@@ -186,7 +186,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     sweep, out, runs = _run_sweep(exp.sweep(size), args)
     res = load_results(str(out))
     verdicts = experiments.check_claims(exp.claims, res)
-    info = {"title": exp.title, "paper": exp.paper, "figure": exp.figure, "size": size}
+    info = {
+        "title": exp.title,
+        "paper": exp.paper,
+        "figure": exp.figure,
+        "description": exp.description,
+        "size": size,
+    }
     claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
     (out / report.CLAIMS_JSON).write_text(json.dumps(claims, indent=2) + "\n", encoding="utf-8")
     figures, _ = plots.plot(res, out / "plots", exp.plots or None)

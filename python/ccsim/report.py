@@ -74,6 +74,8 @@ def write_report(
         f'<p class="meta">{_e(_subtitle(res, claims))}</p>',
     ]
     if claims:
+        if claims.get("description"):
+            parts.append(f"<p>{_e(' '.join(claims['description'].split()))}</p>")
         parts += _claims_section(claims)
     if figures is None:
         figures, skipped = plots.render_all(res, kinds)
@@ -91,7 +93,8 @@ def write_report(
 
 def _subtitle(res: SweepResult, claims: Mapping[str, Any] | None) -> str:
     ok = int((res.runs["status"] == "ok").sum())
-    text = f"{len(res.runs)} runs ({ok} ok, {len(res.runs) - ok} failed"
+    n = len(res.runs)
+    text = f"{n} run{'' if n == 1 else 's'} ({ok} ok, {n - ok} failed"
     text += f", {len(res.missing)} not run yet)" if res.missing else ")"
     if res.out_dir is not None:
         text += f" from {res.out_dir}"
