@@ -6,13 +6,15 @@ The engine is Rust (``ccsim._core``); this package is its front door::
     r = ccsim.run("scenarios/incast-16to1.toml", overrides={"cc.scheme": "dcqcn"}, out="results/x")
     r.flows.fct_us.describe()
 
-See :func:`run`, :func:`validate`, :func:`load`, :func:`catalog`, and ``ccsim --help``.
+See :func:`run`, :func:`sweep`, :func:`validate`, :func:`load`, :func:`catalog`, and
+``ccsim --help``.
 """
 
 from __future__ import annotations
 
 from ccsim._core import ScenarioError, SimulationError
 from ccsim.api import RunResult, catalog, load, run, to_toml, validate
+from ccsim.sweeps import SweepResult, sweep
 
 try:
     from importlib.metadata import PackageNotFoundError, version
@@ -25,9 +27,11 @@ __all__ = [
     "RunResult",
     "ScenarioError",
     "SimulationError",
+    "SweepResult",
     "catalog",
     "load",
     "run",
+    "sweep",
     "to_toml",
     "validate",
 ]

@@ -12,6 +12,7 @@ import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ from ccsim._core import ScenarioError
 
 if TYPE_CHECKING:  # pandas is imported lazily so `python -m ccsim.bench` stays small
     import pandas as pd
+
+    from ccsim.sweeps import SweepResult
 
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 Overrides = Union[Mapping[str, Any], Sequence[str], None]
@@ -129,24 +132,37 @@ def run(
 
         progress = bar = ProgressLine()
     try:
-        raw = _core.run(
-            text,
-            base_dir,
-            seed,
-            _override_list(overrides),
-            None if out is None else os.fspath(out),
-            progress or None,
-            PROGRESS_EVERY_EVENTS,
+        tables, summary, config = run_text(
+            text, base_dir, seed=seed, overrides=overrides, out=out, progress=progress or None
         )
     finally:
         if bar is not None:
             bar.close()
-    return _result(
-        {name: _frame(raw["tables"][name]) for name in TABLES},
-        json.loads(raw["summary"]),
-        raw["config"],
-        None if out is None else Path(out),
+    return _result(tables, summary, config, None if out is None else Path(out))
+
+
+def run_text(
+    text: str,
+    base_dir: str,
+    *,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: ProgressFn | None = None,
+) -> tuple[dict[str, pd.DataFrame], dict[str, Any], str]:
+    """Run scenario TOML text; return the engine's tables (no added ``_us`` columns), its summary
+    and the resolved scenario. :func:`run` and the sweep workers both go through here."""
+    raw = _core.run(
+        text,
+        base_dir,
+        seed,
+        _override_list(overrides),
+        None if out is None else os.fspath(out),
+        progress,
+        PROGRESS_EVERY_EVENTS,
     )
+    tables = {name: _frame(raw["tables"][name]) for name in TABLES}
+    return tables, json.loads(raw["summary"]), raw["config"]
 
 
 def validate(scenario: Scenario, *, seed: int | None = None, overrides: Overrides = None) -> str:
@@ -182,15 +198,17 @@ def catalog() -> dict[str, Any]:
     return _core.catalog()
 
 
-def load(run_dir: str | os.PathLike[str]) -> RunResult:
-    """Read a run directory written by :func:`run` or ``ccsim run``.
+def load(results_dir: str | os.PathLike[str]) -> RunResult | SweepResult:
+    """Read a run directory (``ccsim run``) or a sweep's results directory (``ccsim sweep``).
 
-    A table whose CSV file is absent loads as an empty DataFrame.
+    A run directory gives a :class:`RunResult`; a table whose CSV file is absent loads as an
+    empty DataFrame. A sweep directory gives a :class:`ccsim.sweeps.SweepResult`: its tables
+    are every finished run's, concatenated, with ``run_id`` and the run's parameters as columns.
 
     Raises
     ------
     FileNotFoundError
-        If ``run_dir`` has no ``summary.json``.
+        If ``results_dir`` is neither (no ``summary.json``, no ``sweep.json``).
 
     Examples
     --------
@@ -199,7 +217,18 @@ def load(run_dir: str | os.PathLike[str]) -> RunResult:
     """
     import pandas as pd
 
-    d = Path(run_dir)
+    from ccsim import sweeps
+
+    d = Path(results_dir)
+    if (d / sweeps.SWEEP_JSON).is_file():
+        return sweeps.load_sweep(d)
+    if not (d / "summary.json").is_file():
+        raise FileNotFoundError(
+            2,
+            "not a results directory (no summary.json or sweep.json); pass a directory written by "
+            "`ccsim run`, `ccsim sweep` or `ccsim reproduce`",
+            str(d),
+        )
     summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
     config_path = d / "config.toml"
     config = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
@@ -276,6 +305,42 @@ def _override_list(overrides: Overrides) -> list[str]:
     return items
 
 
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """``["key=value", ...]`` to a dict; a value is a TOML literal, or else a plain string
+    (as the engine reads ``--set``).
+
+    Examples
+    --------
+    >>> parse_overrides(["seed=2", "cc.scheme=dcqcn", "topology.link.rate='10Gbps'"])
+    {'seed': 2, 'cc.scheme': 'dcqcn', 'topology.link.rate': '10Gbps'}
+    """
+    out: dict[str, Any] = {}
+    for item in _override_list(list(items)):
+        key, _, value = item.partition("=")
+        try:
+            out[key.strip()] = read_toml_text(f"v = {value}", "--set")["v"]
+        except ScenarioError:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; a syntax error is a ScenarioError naming the file."""
+    return read_toml_text(path.read_text(encoding="utf-8"), str(path))
+
+
+def read_toml_text(text: str, source: str) -> dict[str, Any]:
+    """Parse TOML text; a syntax error is a ScenarioError naming ``source``."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{source}: {e}; fix the TOML syntax") from None
+
+
 def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
@@ -285,12 +350,15 @@ def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
 def _result(
     tables: dict[str, pd.DataFrame], summary: dict[str, Any], config: str, out_dir: Path | None
 ) -> RunResult:
-    flows = tables["flows"]
-    for base in _FLOW_TIMES:
-        _add_us(flows, f"{base}_ps", f"{base}_us")
-    for name in TABLES[1:]:
-        _add_us(tables[name], "time_ps", "time_us")
+    for name, df in tables.items():
+        add_us_columns(name, df)
     return RunResult(summary=summary, config=config, out_dir=out_dir, **tables)
+
+
+def add_us_columns(table: str, df: pd.DataFrame) -> None:
+    """Add the float ``*_us`` convenience columns to engine table ``table`` (in place)."""
+    for base in _FLOW_TIMES if table == "flows" else ("time",):
+        _add_us(df, f"{base}_ps", f"{base}_us")
 
 
 def _add_us(df: pd.DataFrame, ps_col: str, us_col: str) -> None:

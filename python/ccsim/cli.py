@@ -1,14 +1,18 @@
-"""The ``ccsim`` command: run, validate, list, bench.
+"""The ``ccsim`` command: run, validate, list, bench, sweep, plot, report, reproduce.
 
-A user error (invalid scenario, missing file, ``--set`` without ``=``, unwritable ``--out``)
-prints one line ``ccsim: error: <message>`` on stderr and exits 2; Ctrl-C exits 130. Anything
-else is a bug: one line, exit 1, and ``CCSIM_DEBUG=1`` shows the traceback.
+A user error (invalid scenario or sweep, missing file, ``--set`` without ``=``, unwritable
+``--out``) prints one line ``ccsim: error: <message>`` on stderr and exits 2; Ctrl-C exits 130.
+A sweep with failed runs, or an experiment with a failing claim, exits 3. Anything else is a
+bug: one line, exit 1, and ``CCSIM_DEBUG=1`` shows the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import errno
 import json
+import math
 import os
 import re
 import shutil
@@ -17,14 +21,18 @@ import tempfile
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from ccsim import api, bench
+from ccsim import api, bench, plots, sweeps
 from ccsim._core import ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 EXIT_BUG = 1
 EXIT_USAGE = 2
+EXIT_FAILED_RUNS_OR_CLAIMS = 3
 EXIT_INTERRUPTED = 130
 DEBUG_HINT = "(run with CCSIM_DEBUG=1 for a traceback)"
 
@@ -41,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimulationError as e:
         return _fail(f"simulation failed: {e}", EXIT_BUG)
     except FileNotFoundError as e:
-        return _fail(f"file not found: {e.filename or e}", EXIT_USAGE)
+        # A plain ENOENT names the file; our own FileNotFoundErrors also say what to pass instead.
+        why = "" if e.strerror in (None, os.strerror(errno.ENOENT)) else f": {e.strerror}"
+        return _fail(f"file not found: {e.filename or e}{why}", EXIT_USAGE)
     except BrokenPipeError:  # e.g. `ccsim list | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BUG
@@ -104,6 +114,105 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    sweep, out, runs = _run_sweep(sweeps.Sweep.from_file(args.sweep), args)
+    if args.quiet:
+        print(out)
+    else:
+        print(format_sweep_summary(sweep.name, runs, out) + f"\n  results in {out}")
+    return EXIT_FAILED_RUNS_OR_CLAIMS if (runs["status"] != sweeps.STATUS_OK).any() else 0
+
+
+def _run_sweep(
+    sweep: sweeps.Sweep, args: argparse.Namespace
+) -> tuple[sweeps.Sweep, Path, pd.DataFrame]:
+    """Run ``sweep`` with the ``--set``, ``--out`` and backend flags of ``args`` and a progress
+    line; return the sweep as run, its results directory and its runs table."""
+    extra = api.parse_overrides(args.set)
+    sweep = dataclasses.replace(sweep, overrides={**sweep.overrides, **extra})
+    out = Path(args.out) if args.out is not None else Path("results") / _dir_name(sweep.name)
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        from ccsim.progress import SweepProgress
+
+        bar = SweepProgress(sys.stderr)
+    try:
+        runs = sweeps.run_sweep(
+            sweep,
+            out,
+            backend=args.backend,
+            workers=args.workers,
+            address=args.address,
+            progress=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    return sweep, out, runs
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    res = load_results(args.results, args.where)
+    out = Path(args.out) if args.out is not None else Path(args.results) / "plots"
+    figures, skipped = plots.plot(res, out, args.kind or None)
+    for kind in figures:
+        print(f"{kind:<12} {' '.join(str(out / f'{kind}.{fmt}') for fmt in plots.FORMATS)}")
+    for kind, why in skipped.items():
+        print(f"{kind:<12} skipped: {why}", file=sys.stderr)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ccsim import report
+
+    res = load_results(args.results, args.where)
+    out = Path(args.out) if args.out is not None else Path(args.results) / report.REPORT_HTML
+    print(report.write_report(res, out, kinds=args.kind or None))
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from ccsim import experiments, report
+
+    directory = experiments.catalog_dir(args.catalog)
+    if args.list:
+        print(format_experiments(experiments.list_experiments(directory)))
+        return 0
+    if args.name is None:
+        raise ScenarioError("reproduce: name an experiment, or --list them")
+    exp = experiments.load_experiment(args.name, directory)
+    size = "quick" if args.quick else "full"
+    print(f"{exp.name} ({size}): {exp.title}\n  {exp.paper}; {exp.figure}", flush=True)
+    sweep, out, runs = _run_sweep(exp.sweep(size), args)
+    res = load_results(str(out))
+    verdicts = experiments.check_claims(exp.claims, res)
+    info = {
+        "title": exp.title,
+        "paper": exp.paper,
+        "figure": exp.figure,
+        "description": exp.description,
+        "size": size,
+    }
+    claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
+    (out / report.CLAIMS_JSON).write_text(json.dumps(claims, indent=2) + "\n", encoding="utf-8")
+    figures, _ = plots.plot(res, out / "plots", exp.plots or None)
+    page = report.write_report(res, out / report.REPORT_HTML, figures=figures)
+    print(format_sweep_summary(sweep.name, runs, out))
+    print(format_claims(verdicts))
+    print(f"  plots in {out / 'plots'}, report {page}")
+    failed = (runs["status"] != sweeps.STATUS_OK).any()
+    held = all(v.status == experiments.HOLDS for v in verdicts)
+    return 0 if held and not failed else EXIT_FAILED_RUNS_OR_CLAIMS
+
+
+def load_results(path: str, where: Sequence[str] = ()) -> sweeps.SweepResult:
+    """A run or sweep directory as a SweepResult, restricted to the runs matching ``where``."""
+    res = api.load(path)
+    if isinstance(res, api.RunResult):
+        res = sweeps.SweepResult.from_run(res)
+    return res.where(api.parse_overrides(where))
+
+
 # --- output --------------------------------------------------------------------------------------
 
 
@@ -146,6 +255,80 @@ def format_summary(result: api.RunResult) -> str:
     if result.out_dir is not None:
         lines.append(f"  results in {result.out_dir}")
     return "\n".join(lines)
+
+
+def format_sweep_summary(name: str, runs: pd.DataFrame, out: Path) -> str:
+    """The runs table for a human: parameters, status, flows, p99 slowdown, PFC pauses; then
+    one line per failed run with its error."""
+    ok = int((runs["status"] == sweeps.STATUS_OK).sum())
+    lines = [f"{name}: {_plural(len(runs), 'run')}, {ok} ok, {len(runs) - ok} failed"]
+    params = json.loads((out / sweeps.SWEEP_JSON).read_text(encoding="utf-8"))["params"]
+    header = ["run", *params, "status", "flows", "p99 slowdown", "PFC pauses"]
+    rows = []
+    for _, r in runs.iterrows():
+        good = r["status"] == sweeps.STATUS_OK
+        rows.append(
+            [
+                r["run_id"],
+                *(str(r[p]) for p in params),
+                r["status"],
+                f"{r['flows.finished']:.0f}/{r['flows.total']:.0f}" if good else "-",
+                _fmt(r.get("fct.all.slowdown_p99"), "{:.2f}") if good else "-",
+                _fmt(r.get("pfc.pauses_sent"), "{:.0f}") if good else "-",
+            ]
+        )
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    for _, r in runs[runs["status"] != sweeps.STATUS_OK].iterrows():
+        lines.append(f"  failed {r['run_id']}: {r['error']}")
+    return "\n".join(lines)
+
+
+def format_claims(verdicts: Sequence[Any]) -> str:
+    """Each claim as ``holds`` / ``FAILS`` / ``ERROR`` with its text and measured numbers."""
+    lines = []
+    for v in verdicts:
+        mark = v.status if v.status == "holds" else v.status.upper()
+        lines.append(f"  {mark:<6} {v.claim.text}")
+        measured = "; ".join(f"{expr} = {_measured(value)}" for expr, value in v.measured)
+        lines.append(f"         {v.claim.check}")
+        if measured:
+            lines.append(f"         measured: {measured}")
+        if v.message:
+            lines.append(f"         {v.message}")
+    held = sum(v.status == "holds" for v in verdicts)
+    lines.append(f"  {held} of {len(verdicts)} claims hold")
+    return "\n".join(lines)
+
+
+def format_experiments(entries: Sequence[Any]) -> str:
+    """The catalog for ``ccsim reproduce --list``: name, title, paper and figure, sizes."""
+    lines = []
+    for e in entries:
+        lines.append(f"{e.name}: {e.title}")
+        lines.append(f"    paper: {e.paper}")
+        lines.append(f"    figure: {e.figure}")
+        for size in ("quick", "full"):
+            lines.append(f"    {size}: {_plural(len(e.sweep(size).runs()), 'run')}")
+    return "\n".join(lines)
+
+
+def _measured(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_measured(v) for v in value) + "]"
+    return str(value)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _fmt(value: Any, pattern: str) -> str:
+    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    return "-" if missing else pattern.format(value)
 
 
 _BIN_ORDER = {"<100KB": 0, "100KB-10MB": 1, ">10MB": 2}
@@ -263,6 +446,82 @@ def _parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("list", help="list schemes, topologies and workloads")
     q.set_defaults(func=_cmd_list)
+
+    def backend_args(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--backend",
+            choices=sweeps.BACKENDS,
+            default="local",
+            help="local: a process pool on this machine (default); ray: a Ray cluster",
+        )
+        q.add_argument(
+            "--address",
+            metavar="ADDR",
+            help="Ray cluster to join, e.g. auto or HOST:6379 (default: start a local Ray)",
+        )
+        q.add_argument(
+            "--workers", type=int, metavar="N", help="parallel runs (default: all cores)"
+        )
+        q.add_argument(
+            "--set",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="override a field in every run, e.g. --set workload.0.stop=1ms (repeatable)",
+        )
+
+    q = sub.add_parser("sweep", help="run a base scenario over a parameter grid, in parallel")
+    q.add_argument("sweep", metavar="SWEEP", help="sweep TOML file (base, [set], [grid])")
+    backend_args(q)
+    q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
+    q.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress or table; print only the directory"
+    )
+    q.set_defaults(func=_cmd_sweep)
+
+    def results_args(q: argparse.ArgumentParser) -> None:
+        q.add_argument("results", metavar="RESULTS", help="a run or sweep results directory")
+        q.add_argument(
+            "--where",
+            action="append",
+            default=[],
+            metavar="PARAM=VALUE",
+            help="only the runs with this parameter value, e.g. --where scheme=dcqcn (repeatable)",
+        )
+
+    def kind_arg(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--kind",
+            action="append",
+            choices=list(plots.KINDS),
+            help="plot only this kind (repeatable; default: every kind the results have data for)",
+        )
+
+    q = sub.add_parser("plot", help="plot a run's or a sweep's results (PNG and SVG)")
+    results_args(q)
+    kind_arg(q)
+    q.add_argument("--out", metavar="DIR", help="where to write (default RESULTS/plots)")
+    q.set_defaults(func=_cmd_plot)
+
+    q = sub.add_parser("report", help="write one self-contained HTML page for a run or sweep")
+    results_args(q)
+    kind_arg(q)
+    q.add_argument("--out", metavar="FILE", help="the page (default RESULTS/report.html)")
+    q.set_defaults(func=_cmd_report)
+
+    q = sub.add_parser(
+        "reproduce", help="run a paper experiment from the catalog, plot it, check its claims"
+    )
+    q.add_argument("name", metavar="NAME", nargs="?", help="the experiment (see --list)")
+    q.add_argument("--list", action="store_true", help="list the experiments, papers and figures")
+    q.add_argument("--quick", action="store_true", help="the quick size (about a minute)")
+    backend_args(q)
+    q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>-<size>)")
+    q.add_argument(
+        "--catalog", metavar="DIR", help="the experiments folder (default ./experiments)"
+    )
+    q.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    q.set_defaults(func=_cmd_reproduce)
 
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")

@@ -1,8 +1,9 @@
-"""Human-readable units and the live progress line shown by ``ccsim run``.
+"""Human-readable units and the live progress lines of ``ccsim run`` and ``ccsim sweep``.
 
-Pure formatting: nothing here knows about the engine except the progress callback's signature,
-``(sim_now_ps, events_processed, stop_ps, flows_done, flows_total)``, where ``stop_ps == 0``
-means the run ends only when its flows finish (progress is then shown as flows done, no ETA).
+Pure formatting: nothing here knows about the engine except the progress callbacks' signatures:
+a run's ``(sim_now_ps, events_processed, stop_ps, flows_done, flows_total)``, where
+``stop_ps == 0`` means the run ends only when its flows finish (progress is then shown as flows
+done, no ETA); a sweep's ``(runs_done, runs_failed, runs_running, runs_total, sim_time_ps)``.
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ class ProgressLine:
         self._clock = clock
         self._start = clock()
         self._last_draw: float | None = None
+        self._drawn = False
         self._width = 0
 
     def __call__(
@@ -136,21 +138,73 @@ class ProgressLine:
         if self._last_draw is not None and now - self._last_draw < self._min_interval_s:
             return
         self._last_draw = now
-        line = format_progress(
-            sim_now_ps, events, stop_ps, now - self._start, flows_done, flows_total
+        self.draw(
+            format_progress(sim_now_ps, events, stop_ps, now - self._start, flows_done, flows_total)
         )
+
+    def elapsed_s(self) -> float:
+        """Wall-clock seconds since this line was created."""
+        return self._clock() - self._start
+
+    def draw(self, line: str) -> None:
+        """Replace the line's text now (no rate limit)."""
         # Pad with spaces rather than an ANSI erase so dumb terminals render it too.
         self._stream.write("\r" + line.ljust(self._width))
         self._stream.flush()
         self._width = len(line)
+        self._drawn = True
 
     def close(self) -> None:
         """End the progress line with a newline (no-op if nothing was drawn)."""
-        if self._last_draw is not None:
+        if self._drawn:
             self._stream.write("\n")
             self._stream.flush()
+            self._drawn = False
             self._last_draw = None
             self._width = 0
+
+
+def format_sweep_progress(
+    done: int, failed: int, running: int, total: int, sim_time_ps: float, elapsed_s: float
+) -> str:
+    """One sweep progress line: runs done (of which failed), running, and the aggregate
+    simulated time per wall-clock second of the runs finished so far.
+
+    Examples
+    --------
+    >>> format_sweep_progress(5, 1, 2, 12, 40_000_000_000, 2.0)
+    'runs 5/12 (1 failed, 2 running)  sim 20.0 ms/s  2.0s'
+    """
+    line = f"runs {done}/{total} ({failed} failed, {running} running)"
+    if elapsed_s > 0:
+        line += f"  sim {format_time_ps(sim_time_ps / elapsed_s)}/s"
+    return line + f"  {format_duration(elapsed_s)}"
+
+
+class SweepProgress:
+    """Sweep progress callback that redraws one line in place, like :class:`ProgressLine`.
+
+    Examples
+    --------
+    >>> import io
+    >>> buf = io.StringIO()
+    >>> bar = SweepProgress(buf, clock=iter([0.0, 1.0]).__next__)
+    >>> bar(3, 0, 1, 4, 10_000_000_000)
+    >>> bar.close()
+    >>> buf.getvalue()
+    '\\rruns 3/4 (0 failed, 1 running)  sim 10.0 ms/s  1.0s\\n'
+    """
+
+    def __init__(self, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic):
+        self._line = ProgressLine(stream, min_interval_s=0, clock=clock)
+
+    def __call__(self, done: int, failed: int, running: int, total: int, sim_ps: float) -> None:
+        elapsed_s = self._line.elapsed_s()
+        self._line.draw(format_sweep_progress(done, failed, running, total, sim_ps, elapsed_s))
+
+    def close(self) -> None:
+        """End the progress line with a newline (no-op if nothing was drawn)."""
+        self._line.close()
 
 
 def _three_digits(x: float) -> str:

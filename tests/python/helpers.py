@@ -1,4 +1,5 @@
-"""Shared test helper: run the CLI in a fresh interpreter (tests import this module by name)."""
+"""Shared test helpers (tests import this module by name): the CLI in a fresh interpreter, and
+the small sweep that the sweep, plot, report and experiment tests share."""
 
 from __future__ import annotations
 
@@ -6,16 +7,70 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import ccsim
+
+# A k=4 fat-tree (16 hosts, 100G everywhere) with WebSearch arrivals for 500 us plus one 8-to-1
+# incast; ECN and PFC thresholds low enough that DCQCN reacts and, without CC, PFC pauses spread.
+# Probes on every port and flow so every plot kind has data. About 0.1 s per run.
+SWEEP_NAME = "fat-tree-websearch"
+SWEEP_BASE: dict[str, Any] = {
+    "name": SWEEP_NAME,
+    "topology": {
+        "kind": "fat_tree",
+        "k": 4,
+        "host_link": {"rate": "100Gbps", "delay": "1us"},
+        "fabric_link": {"rate": "100Gbps", "delay": "1us"},
+    },
+    "fabric": {
+        "pfc": {"xoff": "200KB"},
+        "ecn": {"kmin": "40KB", "kmax": "160KB", "pmax": 0.2},
+    },
+    "cc": {"scheme": "dcqcn"},
+    "workload": [
+        {"kind": "poisson", "cdf": "websearch", "load": 0.5, "stop": "500us"},
+        {"kind": "incast", "senders": 8, "size": "100KB", "at": "100us"},
+    ],
+    "output": {"queues": {"interval": "10us", "ports": ["all"]}, "rates": {"interval": "20us"}},
+}
+SWEEP_GRID: dict[str, list[Any]] = {
+    "cc.scheme": ["dcqcn", "none"],
+    "workload.0.load": [0.3, 0.8],
+    "seed": [1, 2],
+}
 
 
 def ccsim_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``python -m ccsim.cli ARGS`` in ``cwd`` and capture its output (never raises)."""
-    env = {k: v for k, v in os.environ.items() if k != "CCSIM_DEBUG"}
     return subprocess.run(
-        [sys.executable, "-m", "ccsim.cli", *args],
-        cwd=cwd,
-        env=env,
-        check=False,
-        capture_output=True,
-        text=True,
+        cli_command(*args), cwd=cwd, env=cli_env(), check=False, capture_output=True, text=True
     )
+
+
+def cli_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ccsim.cli", *args]
+
+
+def cli_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "CCSIM_DEBUG"}
+
+
+def write_sweep_files(tmp: Path, grid: dict[str, list[Any]] | None = None) -> Path:
+    """The shared sweep as files (base scenario + sweep TOML) in ``tmp``; returns the sweep file.
+    Its runs have the same ids and results as the ``sweep_dir`` fixture's."""
+    (tmp / "base.toml").write_text(ccsim.to_toml(SWEEP_BASE), encoding="utf-8")
+    sweep = {"name": SWEEP_NAME, "base": "base.toml", "grid": grid or SWEEP_GRID}
+    path = tmp / "sweep.toml"
+    path.write_text(ccsim.to_toml(sweep), encoding="utf-8")
+    return path
+
+
+def dataset_files(out: Path) -> dict[str, bytes]:
+    """Every file of a sweep's results directory that must be reproducible, by relative path:
+    all but each run's ``summary.json`` (its ``perf`` block is wall-clock) and the lock file."""
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and p.name not in ("summary.json", ".lock")
+    }

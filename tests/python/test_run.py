@@ -149,7 +149,9 @@ def test_bench_reports_link_traversals() -> None:
     assert "traversals" in text and "events" in text
 
 
-@pytest.mark.parametrize("module", ["ccsim.api", "ccsim.bench", "ccsim.progress"])
+@pytest.mark.parametrize(
+    "module", ["ccsim.api", "ccsim.bench", "ccsim.progress", "ccsim.sweeps", "ccsim.plots"]
+)
 def test_docstring_examples_hold(module: str) -> None:
     import doctest
     import importlib

@@ -1,0 +1,475 @@
+"""The experiment catalog: one declarative TOML entry per paper experiment in ``experiments/``
+(its sweep, a quick and a full size, its plots, and its claims), and the claim checker.
+
+A claim is the paper's statement as a check over measured results, written in a small language
+parsed with ``ast`` and evaluated node by node (never ``eval``): numbers, strings, arithmetic,
+comparisons, ``and``/``or``/``not`` and calls to the metric functions in :data:`FUNCTIONS`,
+whose keyword arguments other than their own select runs by parameter (``load=0.8``).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ccsim._core import ScenarioError
+from ccsim.api import read_toml
+from ccsim.plots import KINDS as PLOT_KINDS
+from ccsim.sweeps import STATUS_OK, Sweep, SweepResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ENV_CATALOG = "CCSIM_EXPERIMENTS"
+SIZES = ("quick", "full")
+ENTRY_KEYS = ("title", "paper", "figure", "description", "plots", "sweep", "quick", "full", "claim")
+SIZE_KEYS = ("set", "grid")
+CLAIM_KEYS = ("text", "check")
+HOLDS, FAILS, ERROR = "holds", "fails", "error"
+
+
+class ClaimError(Exception):
+    """A claim's check could not be measured (no matching runs, no samples, unknown field)."""
+
+
+# --- the catalog ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim: the paper's statement (``text``) and its check (an expression)."""
+
+    text: str
+    check: str
+
+
+@dataclass
+class Experiment:
+    """One catalog entry (see ``experiments/*.toml``)."""
+
+    name: str
+    path: Path
+    title: str
+    paper: str
+    figure: str
+    description: str
+    plots: list[str]
+    sweep_table: dict[str, Any]
+    sizes: dict[str, dict[str, Any]]
+    claims: list[Claim] = field(default_factory=list)
+
+    def sweep(self, size: str) -> Sweep:
+        """The entry's sweep at ``size`` (``quick`` or ``full``): the size's ``set`` and ``grid``
+        entries replace the sweep's own, key by key."""
+        table = dict(self.sweep_table)
+        extra = self.sizes.get(size, {})
+        for key in SIZE_KEYS:
+            table[key] = {**table.get(key, {}), **extra.get(key, {})}
+        table.setdefault("name", f"{self.name}-{size}")
+        return Sweep.from_table(
+            table, self.path.parent, source=f"{self.path} [{size}]", default_name=self.name
+        )
+
+
+def catalog_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Where the catalog is: ``explicit``, else ``$CCSIM_EXPERIMENTS``, else ``./experiments``,
+    else the ``experiments/`` of the source tree this package runs from."""
+    candidates = [explicit, os.environ.get(ENV_CATALOG), "experiments"]
+    candidates.append(Path(__file__).resolve().parents[2] / "experiments")
+    for c in candidates:
+        if c is not None and Path(c).is_dir():
+            return Path(c)
+    where = explicit or os.environ.get(ENV_CATALOG)
+    raise ScenarioError(
+        f"--catalog: no experiment catalog at {where}; give the folder of experiments/*.toml"
+        if where
+        else "--catalog: no experiments/ folder here; run from the ccsim repository or pass "
+        "--catalog DIR"
+    )
+
+
+def list_experiments(directory: Path) -> list[Experiment]:
+    """Every entry of the catalog, by name."""
+    return [load_experiment(p.stem, directory) for p in sorted(directory.glob("*.toml"))]
+
+
+def load_experiment(name: str, directory: Path) -> Experiment:
+    """Read and check catalog entry ``name``: keys, sizes, plot kinds, and each claim's syntax."""
+    path = directory / f"{name}.toml"
+    if not path.is_file():
+        names = ", ".join(p.stem for p in sorted(directory.glob("*.toml"))) or "none"
+        raise ScenarioError(
+            f"unknown experiment `{name}`; the catalog {directory} has: {names} "
+            "(ccsim reproduce --list)"
+        )
+    data = read_toml(path)
+    src = str(path)
+    _check_keys(data, ENTRY_KEYS, src)
+    for key in ("title", "paper", "figure"):
+        if not isinstance(data.get(key), str):
+            raise ScenarioError(f'{src}: {key}: required, a string, e.g. {key} = "..."')
+    if not isinstance(data.get("sweep"), Mapping):
+        raise ScenarioError(f'{src}: [sweep]: required, with base = "scenario.toml" and a [grid]')
+    sizes = {}
+    for size in SIZES:
+        table = data.get(size, {})
+        if not isinstance(table, Mapping):
+            raise ScenarioError(f"{src}: [{size}]: expected a table with set and grid")
+        _check_keys(table, SIZE_KEYS, f"{src}: [{size}]")
+        sizes[size] = dict(table)
+    plots = data.get("plots", [])
+    for kind in plots:
+        if kind not in PLOT_KINDS:
+            raise ScenarioError(
+                f"{src}: plots: unknown plot kind `{kind}`; use any of {', '.join(PLOT_KINDS)}"
+            )
+    claims = []
+    for i, c in enumerate(data.get("claim", [])):
+        where = f"{src}: claim {i + 1}"
+        _check_keys(c, CLAIM_KEYS, where)
+        if not isinstance(c.get("text"), str) or not isinstance(c.get("check"), str):
+            raise ScenarioError(f'{where}: give text = "the paper says ..." and check = "..."')
+        parse_check(c["check"], where)
+        claims.append(Claim(c["text"], c["check"]))
+    return Experiment(
+        name=name,
+        path=path,
+        title=data["title"],
+        paper=data["paper"],
+        figure=data["figure"],
+        description=data.get("description", ""),
+        plots=list(plots),
+        sweep_table=dict(data["sweep"]),
+        sizes=sizes,
+        claims=claims,
+    )
+
+
+def _check_keys(table: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key `{unknown[0]}`; use {', '.join(allowed)}")
+
+
+# --- claims --------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClaimResult:
+    """A claim's verdict (holds / fails / error), the value of each metric call, and why."""
+
+    claim: Claim
+    status: str
+    measured: list[tuple[str, Any]]
+    message: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.claim.text,
+            "check": self.claim.check,
+            "status": self.status,
+            "measured": [[expr, _plain(v)] for expr, v in self.measured],
+            "message": self.message,
+        }
+
+
+def check_claims(claims: Sequence[Claim], res: SweepResult) -> list[ClaimResult]:
+    """Evaluate every claim over ``res``; a claim that cannot be measured is an ``error``."""
+    out = []
+    for claim in claims:
+        ev = _Evaluator(res)
+        try:
+            value = ev.eval(parse_check(claim.check, claim.text).body)
+        except ClaimError as e:
+            out.append(ClaimResult(claim, ERROR, ev.measured, str(e)))
+            continue
+        if not isinstance(value, bool):
+            out.append(
+                ClaimResult(claim, ERROR, ev.measured, f"check gave {value!r}, not a verdict")
+            )
+            continue
+        out.append(ClaimResult(claim, HOLDS if value else FAILS, ev.measured))
+    return out
+
+
+def parse_check(check: str, where: str) -> ast.Expression:
+    """Parse a check and allow only the claim language (raises ScenarioError naming ``where``)."""
+    try:
+        tree = ast.parse(check, mode="eval")
+    except SyntaxError as e:
+        raise ScenarioError(f"{where}: check: {e.msg} in `{check}`; fix the expression") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            raise ScenarioError(
+                f"{where}: check: `{type(node).__name__}` is not allowed; a check is numbers, "
+                f"strings, arithmetic, comparisons, and/or/not and calls to {', '.join(FUNCTIONS)}"
+            )
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+                name = ast.unparse(node.func)
+                raise ScenarioError(
+                    f"{where}: check: unknown function `{name}`; use {', '.join(FUNCTIONS)}"
+                )
+            if any(k.arg is None for k in node.keywords):
+                raise ScenarioError(f"{where}: check: write keyword arguments as name=value")
+        if isinstance(node, ast.Name) and node.id not in FUNCTIONS:
+            raise ScenarioError(
+                f"{where}: check: unknown name `{node.id}`; metrics are function calls, "
+                f"e.g. stat('pfc.pauses_sent')"
+            )
+    return tree
+
+
+_ALLOWED_NODES = (
+    ast.Expression,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.UnaryOp,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.BinOp,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.Compare,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.Eq,
+    ast.NotEq,
+    ast.Call,
+    ast.Name,
+    ast.Load,
+    ast.keyword,
+    ast.Constant,
+)
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+
+
+class _Evaluator:
+    """Walks a parsed check; records each metric call's value in :attr:`measured`."""
+
+    def __init__(self, res: SweepResult) -> None:
+        self.res = res
+        self.measured: list[tuple[str, Any]] = []
+
+    def eval(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.BoolOp):
+            values = [self.eval(v) for v in node.values]  # all measured, for the report
+            return all(values) if isinstance(node.op, ast.And) else any(values)
+        if isinstance(node, ast.UnaryOp):
+            v = self.eval(node.operand)
+            return (
+                (not v)
+                if isinstance(node.op, ast.Not)
+                else (-v if isinstance(node.op, ast.USub) else v)
+            )
+        if isinstance(node, ast.BinOp):
+            return _BINOPS[type(node.op)](self.eval(node.left), self.eval(node.right))
+        if isinstance(node, ast.Compare):
+            left, ok = self.eval(node.left), True
+            for op, comp in zip(node.ops, node.comparators):
+                right = self.eval(comp)
+                ok = ok and bool(_COMPARE[type(op)](left, right))
+                left = right
+            return ok
+        if isinstance(node, ast.Call):
+            assert isinstance(node.func, ast.Name)
+            args = [self.eval(a) for a in node.args]
+            kwargs = {k.arg: self.eval(k.value) for k in node.keywords if k.arg is not None}
+            try:
+                value = FUNCTIONS[node.func.id](self.res, *args, **kwargs)
+            except TypeError as e:
+                raise ClaimError(f"{ast.unparse(node)}: {e}") from None
+            self.measured.append((ast.unparse(node), value))
+            return value
+        raise ClaimError(f"cannot evaluate `{ast.unparse(node)}`")  # parse_check forbids it
+
+
+# --- metric functions (the claim vocabulary) ------------------------------------------------------
+
+
+def stat(res: SweepResult, key: str, agg: str = "mean", **where: Any) -> float:
+    """A summary field (``fct.acc.<100KB.slowdown_p99``, ``pfc.pauses_sent``, ...) over the
+    matching successful runs, aggregated with ``agg`` (mean, min, max, sum)."""
+    runs = _select(res, where).ok_runs
+    if key not in runs.columns:
+        raise ClaimError(
+            f"unknown summary field `{key}`; e.g. fct.acc.<100KB.slowdown_p99, "
+            "fct.all.fct_avg_us, pfc.by_layer.agg.pauses_received, flows.unfinished"
+        )
+    return _aggregate(runs[key].dropna(), agg, f"stat({key!r})")
+
+
+def by(res: SweepResult, key: str, over: str, **where: Any) -> list[float]:
+    """``stat(key)`` (mean over the other parameters, e.g. seeds) for each value of parameter
+    ``over``, in increasing order of that value."""
+    sel = _select(res, where)
+    col = _param(sel, over)
+    return [stat(sel.where({col: v}), key) for v in sorted(sel.ok_runs[col].unique())]
+
+
+def increasing(res: SweepResult, values: Sequence[float]) -> bool:
+    """True if ``values`` strictly increase."""
+    return len(values) > 1 and all(a < b for a, b in zip(values, values[1:]))
+
+
+def decreasing(res: SweepResult, values: Sequence[float]) -> bool:
+    """True if ``values`` strictly decrease."""
+    return len(values) > 1 and all(a > b for a, b in zip(values, values[1:]))
+
+
+def failed_runs(res: SweepResult, **where: Any) -> int:
+    """How many matching runs failed; without filters, runs missing from the results count too."""
+    sel = res.where(_filters(res, where))
+    missing = 0 if where else len(res.missing)
+    return int((sel.runs["status"] != STATUS_OK).sum()) + missing
+
+
+def jain(res: SweepResult, after_us: float = 0, agg: str = "mean", **where: Any) -> float:
+    """Jain's fairness index of the probed flows' mean goodput from ``after_us`` on, per run,
+    aggregated over runs with ``agg``."""
+
+    def one(rates: pd.DataFrame) -> float:
+        x = rates.groupby("flow")["throughput_bps"].mean()
+        return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+
+    return _per_run(res, "rates", after_us, one, agg, where)
+
+
+def rate_error(
+    res: SweepResult, target_gbps: float, after_us: float = 0, agg: str = "max", **where: Any
+) -> float:
+    """The largest relative gap between a probed flow's mean goodput from ``after_us`` on and
+    ``target_gbps``, per run, aggregated over runs with ``agg`` (default: the worst)."""
+
+    def one(rates: pd.DataFrame) -> float:
+        x = rates.groupby("flow")["throughput_bps"].mean() / 1e9
+        return float(((x - target_gbps).abs() / target_gbps).max())
+
+    return _per_run(res, "rates", after_us, one, agg, where)
+
+
+def utilization(
+    res: SweepResult, after_us: float = 0, link: str | None = None, agg: str = "mean", **where: Any
+) -> float:
+    """Mean utilization of probed ``link`` (default: every probed link) from ``after_us`` on."""
+    return _per_run(res, "queues", after_us, _link_mean(link, "utilization", 1.0), agg, where)
+
+
+def queue_kb(
+    res: SweepResult, after_us: float = 0, link: str | None = None, agg: str = "mean", **where: Any
+) -> float:
+    """Mean queue length (KB) of probed ``link`` (default: every probed link) from ``after_us``."""
+    return _per_run(res, "queues", after_us, _link_mean(link, "queue_bytes", 1e-3), agg, where)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "stat": stat,
+    "by": by,
+    "increasing": increasing,
+    "decreasing": decreasing,
+    "failed_runs": failed_runs,
+    "jain": jain,
+    "rate_error": rate_error,
+    "utilization": utilization,
+    "queue_kb": queue_kb,
+}
+
+
+def _select(res: SweepResult, where: Mapping[str, Any]) -> SweepResult:
+    sel = res.where(_filters(res, where))
+    if sel.ok_runs.empty:
+        what = ", ".join(f"{k}={v}" for k, v in where.items()) or "any"
+        raise ClaimError(f"no successful runs match {what}")
+    return sel
+
+
+def _filters(res: SweepResult, where: Mapping[str, Any]) -> dict[str, Any]:
+    return {_param(res, k): v for k, v in where.items()}
+
+
+def _param(res: SweepResult, name: str) -> str:
+    try:
+        return res.param(name)
+    except ScenarioError as e:
+        raise ClaimError(str(e)) from None
+
+
+def _per_run(
+    res: SweepResult,
+    table: str,
+    after_us: float,
+    fn: Callable[[pd.DataFrame], float],
+    agg: str,
+    where: Mapping[str, Any],
+) -> float:
+    sel = _select(res, where)
+    df = sel.table(table)
+    if df.empty:
+        raise ClaimError(f"no {table} samples; enable [output] {table} probes in the scenario")
+    df = df[df["time_us"] >= after_us]
+    values = []
+    for rid in sel.ok_runs["run_id"]:
+        one = df[df["run_id"] == rid]
+        if one.empty:
+            raise ClaimError(f"run {rid} has no {table} samples after {after_us} us")
+        values.append(fn(one))
+    return _aggregate(values, agg, table)
+
+
+def _link_mean(link: str | None, column: str, scale: float) -> Callable[[pd.DataFrame], float]:
+    def one(queues: pd.DataFrame) -> float:
+        if link is not None:
+            queues = queues[queues["link"] == link]
+            if queues.empty:
+                raise ClaimError(f"link `{link}` is not probed; name a port in [output] queues")
+        return float(queues[column].mean() * scale)
+
+    return one
+
+
+def _aggregate(values: Any, agg: str, what: str) -> float:
+    import numpy as np
+
+    fns = {"mean": np.mean, "min": np.min, "max": np.max, "sum": np.sum}
+    if agg not in fns:
+        raise ClaimError(f"{what}: agg={agg!r}; use one of {', '.join(fns)}")
+    values = list(values)
+    if not values:
+        raise ClaimError(f"{what}: no values to aggregate")
+    return float(fns[agg](values))
+
+
+def _plain(value: Any) -> Any:
+    """A measured value as JSON: floats (NaN as None), lists of floats, bools, ints."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

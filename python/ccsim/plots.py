@@ -1,0 +1,430 @@
+"""Plots with the papers' axes, one function per kind, from a run's or a sweep's results.
+
+Every number drawn comes from the engine's tables and summaries; this module only groups them
+(a series is a combination of the swept parameters other than the seed, seeds pooled) and draws.
+Figures are matplotlib ``Figure`` objects (no pyplot state), saved as PNG and SVG.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ccsim._core import ScenarioError
+from ccsim.sweeps import SweepResult, short_names
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+LAYERS = ("host", "tor", "agg", "core")
+LAYER_COLORS = {"host": "#4c72b0", "tor": "#55a868", "agg": "#dd8452", "core": "#c44e52"}
+MAX_PANELS = 8  # time-series kinds draw one panel per series, at most this many
+MAX_LINES = 6  # queue / utilization: the busiest ports of each panel
+MAX_PAUSED_PORTS = 40  # pfc_map: the ports paused longest in each panel
+BUCKETS_PER_DECADE = 4  # slowdown vs size: log-spaced flow-size buckets
+FORMATS = ("png", "svg")
+
+
+class NoData(ScenarioError):
+    """The results hold nothing this kind of plot can draw; ``str()`` says what to enable."""
+
+
+# --- the kinds -----------------------------------------------------------------------------------
+
+
+def plot_slowdown(res: SweepResult) -> Figure:
+    """FCT slowdown vs flow size: average and p99 per log-spaced size bucket, log x (HPCC and
+    ACC Fig. 14 style). Percentiles are nearest-rank, as the engine's summaries."""
+    import numpy as np
+
+    flows = _finished_flows(res)
+    fig, axes = _figure(1, 2, width=11)
+    sizes = flows["size_bytes"].to_numpy(dtype=float)
+    lo, hi = np.floor(np.log10(sizes.min())), np.ceil(np.log10(sizes.max()))
+    edges = 10 ** np.arange(lo, hi + 1e-9, 1 / BUCKETS_PER_DECADE)
+    flows = flows.assign(bucket=np.digitize(sizes, edges))
+    for label, group in _by_series(res, flows):
+        stats = group.groupby("bucket").agg(
+            size=("size_bytes", "median"),
+            avg=("slowdown", "mean"),
+            p99=("slowdown", lambda x: _nearest_rank(x, 99)),
+        )
+        axes[0].plot(stats["size"], stats["avg"], marker="o", ms=3, label=label)
+        axes[1].plot(stats["size"], stats["p99"], marker="o", ms=3, label=label)
+    for ax, stat in zip(axes, ("average", "99th percentile")):
+        ax.set_xscale("log")
+        ax.set_xlabel("flow size (bytes)")
+        ax.set_ylabel(f"{stat} FCT slowdown")
+        ax.set_title(f"{stat} slowdown by flow size")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[1].legend(fontsize="small")
+    return fig
+
+
+def plot_fct_bars(res: SweepResult, bins: str = "acc") -> Figure:
+    """Average and p99 FCT per size bin (the engine's ``acc`` or ``pcn`` bins) as grouped bars,
+    one bar per series (mean over seeds), log y (ACC Fig. 13, PCN/AMRT style)."""
+    import numpy as np
+
+    runs = _ok_runs(res)
+    prefix = f"fct.{bins}."
+    labels = size_bins(runs, bins)
+    if not labels:
+        raise NoData("plot fct_bars: no finished flows; run longer or drop `duration`")
+    series = list(_by_series(res, runs))
+    fig, axes = _figure(1, 2, width=11)
+    width = 0.8 / len(series)
+    x = np.arange(len(labels))
+    for stat, ax in zip(("avg", "p99"), axes):
+        for i, (label, group) in enumerate(series):
+            values = [group[f"{prefix}{b}.fct_{stat}_us"].mean() for b in labels]
+            ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label)
+        ax.set_xticks(x, labels)
+        ax.set_yscale("log")
+        ax.set_xlabel("flow size")
+        ax.set_ylabel(f"{'average' if stat == 'avg' else '99th percentile'} FCT (us)")
+        ax.set_title(f"{stat} FCT by flow size")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    axes[1].legend(fontsize="small")
+    return fig
+
+
+def plot_fct_cdf(res: SweepResult) -> Figure:
+    """CDF of flow completion times, one step line per series, log x."""
+    import numpy as np
+
+    flows = _finished_flows(res)
+    fig, (ax,) = _figure(1, 1)
+    for label, group in _by_series(res, flows):
+        fct = np.sort(group["fct_us"].to_numpy())
+        ax.step(fct, np.arange(1, len(fct) + 1) / len(fct), where="post", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("flow completion time (us)")
+    ax.set_ylabel("CDF")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("FCT CDF")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_queue(res: SweepResult) -> Figure:
+    """Egress queue length over time: per series (first seed), the busiest probed ports."""
+    return _port_series(res, "queue_bytes", 1e-3, "queue length (KB)", "max")
+
+
+def plot_utilization(res: SweepResult) -> Figure:
+    """Link utilization over time: per series (first seed), the most utilized probed links."""
+    return _port_series(res, "utilization", 1.0, "link utilization", "mean")
+
+
+def plot_rate(res: SweepResult) -> Figure:
+    """Each probed flow's congestion-control rate over time (Gb/s), per series (first seed)."""
+    rates = _require(res.rates, "plot rate", "no rate samples; add [output] rates = {...}")
+    panels = _panels(res, rates)
+    fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True)
+    for ax, (label, group) in zip(axes, panels):
+        flows = sorted(group["flow"].unique())
+        for flow in flows:
+            one = group[group["flow"] == flow]
+            ax.plot(one["time_us"], one["rate_bps"] / 1e9, lw=1, label=f"flow {int(flow)}")
+        ax.set_ylabel("rate (Gb/s)")
+        ax.set_title(f"{label}: {len(flows)} flows")
+        ax.grid(True, alpha=0.3)
+        if len(flows) <= 12:
+            ax.legend(fontsize="x-small", ncol=2)
+    axes[-1].set_xlabel("time (us)")
+    return fig
+
+
+def plot_pfc_layers(res: SweepResult) -> Figure:
+    """PFC PAUSE frames received per layer (host, ToR, agg, core), stacked bars per series, mean
+    over seeds (ACC Fig. 15)."""
+    import numpy as np
+
+    runs = _ok_runs(res)
+    series = list(_by_series(res, runs))
+    fig, (ax,) = _figure(1, 1, width=max(6, 1.2 * len(series) + 2))
+    x = np.arange(len(series))
+    bottom = np.zeros(len(series))
+    for layer in LAYERS:
+        col = f"pfc.by_layer.{layer}.pauses_received"
+        if col not in runs.columns:
+            continue
+        values = np.array([group[col].mean() for _, group in series])
+        ax.bar(x, values, 0.6, bottom=bottom, label=layer, color=LAYER_COLORS[layer])
+        bottom += values
+    ax.set_xticks(x, [label for label, _ in series], rotation=20, ha="right")
+    ax.set_ylabel("PFC PAUSEs received")
+    ax.set_title("PFC PAUSEs by layer")
+    ax.legend(title="layer", fontsize="small")
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def plot_pfc_map(res: SweepResult) -> Figure:
+    """When each port was paused: one row per paused egress port (the upstream side of a PAUSE),
+    ordered by layer, a bar from PAUSE to RESUME; the fabric's congestion tree over time."""
+    events = _require(
+        res.pfc_events, "plot pfc_map", "no PFC events (none happened, or [output] pfc_events off)"
+    )
+    layer_of = dict(zip(res.pfc_ports["node"], res.pfc_ports["layer"]))
+    end_ps = dict(zip(res.runs["run_id"], res.runs["sim_time_ps"]))
+    panels = []
+    for label, group in _panels(res, events):
+        rows: dict[tuple[str, int], list[tuple[float, float]]] = {}
+        for port, prio, start_us, end_us in _pause_spans(group, end_ps[group["run_id"].iloc[0]]):
+            rows.setdefault((port, prio), []).append((start_us, max(end_us - start_us, 1e-3)))
+        # The ports paused longest, then ordered by layer (host, ToR, agg, core) and name.
+        longest = sorted(rows, key=lambda r: -sum(w for _, w in rows[r]))[:MAX_PAUSED_PORTS]
+        order = sorted(longest, key=lambda r: (_layer_rank(layer_of.get(r[0].split("->")[0])), r))
+        panels.append((label, {r: rows[r] for r in order}, len(rows)))
+    height = sum(max(2.0, 0.2 * len(rows) + 1.2) for _, rows, _ in panels)
+    fig, axes = _figure(len(panels), 1, height=height, sharex=True)
+    for ax, (label, rows, n_ports) in zip(axes, panels):
+        for y, ((port, _), bars) in enumerate(rows.items()):  # one collection per paused port
+            color = LAYER_COLORS.get(layer_of.get(port.split("->")[0], ""), "grey")
+            ax.broken_barh(bars, (y - 0.4, 0.8), color=color)
+        ax.set_yticks(range(len(rows)), [f"{p} (prio {q})" for p, q in rows], fontsize="x-small")
+        ax.set_ylim(len(rows) - 0.4, -0.6)
+        ax.set_ylabel("paused port")
+        pauses = sum(len(bars) for bars in rows.values())
+        shown = f"the {len(rows)} paused longest of {n_ports}" if n_ports > len(rows) else n_ports
+        ax.set_title(f"{label}: {pauses} pauses on {shown} ports")
+        ax.grid(True, axis="x", alpha=0.3)
+    axes[-1].set_xlabel("time (us)")
+    handles = [_patch(LAYER_COLORS[layer], layer) for layer in LAYERS]
+    axes[0].legend(handles=handles, title="paused node", fontsize="x-small", loc="upper right")
+    return fig
+
+
+KINDS: dict[str, Callable[..., Figure]] = {
+    "slowdown": plot_slowdown,
+    "fct_bars": plot_fct_bars,
+    "fct_cdf": plot_fct_cdf,
+    "queue": plot_queue,
+    "utilization": plot_utilization,
+    "rate": plot_rate,
+    "pfc_layers": plot_pfc_layers,
+    "pfc_map": plot_pfc_map,
+}
+
+
+# --- entry points --------------------------------------------------------------------------------
+
+
+def render(res: SweepResult, kind: str) -> Figure:
+    """One figure of ``kind`` (see :data:`KINDS`). Raises NoData if the results lack its data.
+
+    Examples
+    --------
+    >>> fig = render(SweepResult.from_run(ccsim.load("results/x")), "fct_cdf")  # doctest: +SKIP
+    """
+    if kind not in KINDS:
+        raise ScenarioError(f"--kind: unknown plot kind `{kind}`; use one of {', '.join(KINDS)}")
+    _ok_runs(res)
+    return KINDS[kind](res)
+
+
+def plot(
+    res: SweepResult, out_dir: str | os.PathLike[str], kinds: Sequence[str] | None = None
+) -> tuple[dict[str, Figure], dict[str, str]]:
+    """Save each kind as ``<out_dir>/<kind>.png`` and ``.svg``.
+
+    With ``kinds=None`` every kind is tried and those without data are skipped; a kind asked
+    for by name that has no data raises NoData. Returns (figure per kind, skipped kind -> why).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = render_all(res, kinds)
+    for kind, fig in figures[0].items():
+        save(fig, out / kind)
+    return figures
+
+
+def render_all(
+    res: SweepResult, kinds: Sequence[str] | None = None
+) -> tuple[dict[str, Figure], dict[str, str]]:
+    """Render ``kinds`` (default: every kind that has data; the others are returned with the
+    reason they were skipped). A kind asked for by name that has no data raises NoData."""
+    figures: dict[str, Figure] = {}
+    skipped: dict[str, str] = {}
+    for kind in kinds or list(KINDS):
+        try:
+            figures[kind] = render(res, kind)
+        except NoData as e:
+            if kinds:
+                raise
+            skipped[kind] = str(e)
+    return figures, skipped
+
+
+def save(fig: Figure, stem: Path) -> list[Path]:
+    """Write ``stem.png`` and ``stem.svg`` (no timestamps inside, so reruns give equal files)."""
+    paths = []
+    for fmt in FORMATS:
+        path = stem.with_suffix(f".{fmt}")
+        meta = {"Date": None} if fmt == "svg" else {"Software": None}
+        fig.savefig(path, format=fmt, dpi=110, metadata=meta)
+        paths.append(path)
+    return paths
+
+
+def series_labels(res: SweepResult) -> dict[str, str]:
+    """run_id -> series label: the swept parameters other than the seed (short names), or the
+    scheme when nothing else varies.
+
+    Examples
+    --------
+    >>> series_labels(ccsim.load("results/websearch-load"))  # doctest: +SKIP
+    {'1a2b..': 'load=0.3', ...}
+    """
+    runs = res.runs
+    keys = [p for p in res.params if p != "seed" and runs[p].nunique(dropna=False) > 1]
+    short = short_names(res.params)
+    out = {}
+    for _, r in runs.iterrows():
+        if keys:
+            out[r["run_id"]] = ", ".join(f"{short[k]}={r[k]}" for k in keys)
+        else:
+            out[r["run_id"]] = str(r.get("scheme", res.name))
+    return out
+
+
+def size_bins(runs: pd.DataFrame, bins: str = "acc") -> list[str]:
+    """The engine's size-bin labels of family ``bins`` (``acc`` or ``pcn``) that hold flows in
+    ``runs``, smallest first: e.g. ``['<100KB', '100KB-10MB', '>10MB']``."""
+    prefix = f"fct.{bins}."
+    labels = [
+        c[len(prefix) : -len(".count")]
+        for c in runs.columns
+        if c.startswith(prefix) and c.endswith(".count") and runs[c].sum() > 0
+    ]
+    return sorted(labels, key=_bin_lower_bytes)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _figure(
+    rows: int, cols: int, *, width: float = 7.5, height: float = 4.2, sharex: bool = False
+) -> tuple[Figure, list[Axes]]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(rows, cols, sharex=sharex, squeeze=False)
+    return fig, list(axes.flat)
+
+
+def _ok_runs(res: SweepResult) -> pd.DataFrame:
+    return _require(res.ok_runs, "plot", "no successful runs in these results")
+
+
+def _by_series(res: SweepResult, df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """Rows of ``df`` grouped by series label, in the runs' (grid) order."""
+    labels = series_labels(res)
+    order = list(dict.fromkeys(labels[r] for r in res.runs["run_id"]))
+    tagged = df.assign(_series=df["run_id"].map(labels))
+    return [
+        (label, tagged[tagged["_series"] == label])
+        for label in order
+        if label in set(tagged["_series"])
+    ]
+
+
+def _panels(res: SweepResult, df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """One run per series (the first in grid order, i.e. the lowest seed) for time series."""
+    out = []
+    for label, group in _by_series(res, df):
+        first = group["run_id"].iloc[0]
+        seed = ""
+        if "seed" in res.params:
+            seed = f" (seed {res.runs.set_index('run_id').loc[first, 'seed']})"
+        out.append((label + seed, group[group["run_id"] == first]))
+    return out[:MAX_PANELS]
+
+
+def _finished_flows(res: SweepResult) -> pd.DataFrame:
+    flows = res.flows
+    if len(flows):
+        flows = flows[(flows["fct_ps"] >= 0) & flows["slowdown"].notna()]
+    return _require(flows, "plot", "no finished flows; run longer, or give the flows a size")
+
+
+def _require(df: pd.DataFrame, what: str, why: str) -> pd.DataFrame:
+    if df is None or df.empty:
+        raise NoData(f"{what}: {why}")
+    return df
+
+
+def _port_series(res: SweepResult, column: str, scale: float, ylabel: str, rank: str) -> Figure:
+    kind = "queue" if column == "queue_bytes" else "utilization"
+    queues = _require(
+        res.queues, f"plot {kind}", "no queue samples; add [output] queues = {...} to the scenario"
+    )
+    panels = _panels(res, queues)
+    fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True)
+    for ax, (label, group) in zip(axes, panels):
+        busiest = group.groupby("link")[column].agg(rank).sort_values(ascending=False)
+        links = list(busiest.index[:MAX_LINES])
+        for link in links:
+            one = group[group["link"] == link]
+            ax.plot(one["time_us"], one[column] * scale, lw=1, label=link)
+        ax.set_ylabel(ylabel)
+        shown = (
+            f"{len(links)} of {len(busiest)} ports" if len(busiest) > len(links) else "all ports"
+        )
+        ax.set_title(f"{label}: {shown}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small", ncol=2)
+    axes[-1].set_xlabel("time (us)")
+    return fig
+
+
+def _pause_spans(events: pd.DataFrame, end_ps: float) -> list[tuple[str, int, float, float]]:
+    """(paused egress port "upstream->sender", priority, start_us, end_us) per PAUSE: the PAUSE
+    sent by ``node`` stops ``to_node``'s port towards it until the matching RESUME (or the end)."""
+    open_at: dict[tuple[str, int], float] = {}
+    spans = []
+    for e in events.sort_values("time_ps", kind="stable").itertuples(index=False):
+        key = (f"{e.to_node}->{e.node}", int(e.prio))
+        if e.kind == "pause":
+            open_at.setdefault(key, e.time_ps)
+        elif key in open_at:
+            spans.append((*key, open_at.pop(key) / 1e6, e.time_ps / 1e6))
+    spans += [(*key, start / 1e6, end_ps / 1e6) for key, start in open_at.items()]
+    return spans
+
+
+def _nearest_rank(values: Any, pct: float) -> float:
+    import numpy as np
+
+    return float(np.percentile(values, pct, method="inverted_cdf"))
+
+
+_SIZE = re.compile(r"([0-9.]+)\s*([KMG]?B)")
+_UNIT = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+
+
+def _bin_lower_bytes(label: str) -> float:
+    """Sort key of an engine size-bin label: ``<100KB`` 0, ``100KB-10MB`` 1e5, ``S:<10KB`` 0."""
+    text = label.split(":", 1)[-1]
+    m = _SIZE.search(text)
+    if text.startswith("<") or m is None:
+        return 0.0
+    return float(m.group(1)) * _UNIT[m.group(2)] + (0.5 if text.startswith(">") else 0.0)
+
+
+def _layer_rank(layer: str | None) -> int:
+    return LAYERS.index(layer) if layer in LAYERS else len(LAYERS)
+
+
+def _patch(color: str, label: str) -> Any:
+    from matplotlib.patches import Patch
+
+    return Patch(color=color, label=label)

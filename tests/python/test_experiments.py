@@ -1,0 +1,184 @@
+"""The experiment catalog and its claims: every entry loads and its runs validate at both sizes;
+``ccsim reproduce`` on a quick entry prints each claim with numbers, writes claims, plots and the
+report, and exits non-zero when a claim fails; the claim language evaluates only what it allows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ccsim
+import pytest
+from ccsim import experiments as ex
+from ccsim.sweeps import SweepResult
+from helpers import ccsim_cli
+
+REPO = Path(__file__).resolve().parents[2]
+CATALOG = REPO / "experiments"
+ENTRIES = sorted(p.stem for p in CATALOG.glob("*.toml"))
+
+
+def test_catalog_has_the_entries_todays_schemes_can_run() -> None:
+    assert {"dcqcn-convergence", "websearch-load"} <= set(ENTRIES)
+
+
+@pytest.mark.parametrize("name", ENTRIES)
+@pytest.mark.parametrize("size", ex.SIZES)
+def test_every_entry_loads_and_its_runs_validate(name: str, size: str) -> None:
+    exp = ex.load_experiment(name, CATALOG)
+    assert exp.paper and exp.figure and exp.claims and exp.plots
+    sweep = exp.sweep(size)
+    for spec in sweep.runs():
+        ccsim.validate(sweep.base, overrides=sweep.run_overrides(spec))
+
+
+def test_list_names_each_paper_and_figure(tmp_path: Path) -> None:
+    proc = ccsim_cli("reproduce", "--list", "--catalog", str(CATALOG), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for name in ENTRIES:
+        exp = ex.load_experiment(name, CATALOG)
+        assert f"{name}: {exp.title}" in proc.stdout
+        assert exp.paper in proc.stdout and exp.figure in proc.stdout
+    assert "quick: 1 run\n" in proc.stdout
+
+
+def test_reproduce_quick_prints_claims_with_numbers(tmp_path: Path) -> None:
+    proc = ccsim_cli(
+        "reproduce", "dcqcn-convergence", "--quick", "--catalog", str(CATALOG), cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = tmp_path / "results" / "dcqcn-convergence-quick"
+    exp = ex.load_experiment("dcqcn-convergence", CATALOG)
+    for claim in exp.claims:
+        assert f"holds  {claim.text}" in proc.stdout
+    assert "measured: jain(after_us=5000) = 0.99" in proc.stdout
+    assert f"{len(exp.claims)} of {len(exp.claims)} claims hold" in proc.stdout
+    saved = json.loads((out / "claims.json").read_text())
+    assert [c["status"] for c in saved["claims"]] == ["holds"] * len(exp.claims)
+    jain = dict(saved["claims"][1]["measured"])["jain(after_us=5000)"]
+    assert 0.95 < jain <= 1.0
+    assert sorted(p.name for p in (out / "plots").glob("*.png")) == sorted(
+        f"{k}.png" for k in exp.plots
+    )
+    page = (out / "report.html").read_text()
+    assert "Claims" in page and page.count('<tr class="holds">') == len(exp.claims)
+
+
+def test_a_failing_claim_exits_non_zero_with_its_numbers(tmp_path: Path) -> None:
+    entry = (CATALOG / "dcqcn-convergence.toml").read_text()
+    base = (REPO / "scenarios" / "dcqcn" / "convergence-10to1.toml").as_posix()
+    entry = entry.replace('base = "../scenarios/dcqcn/convergence-10to1.toml"', f'base = "{base}"')
+    tightened = entry.replace("jain(after_us=5000) > 0.95", "jain(after_us=5000) > 0.99999")
+    assert tightened != entry
+    (tmp_path / "cat").mkdir()
+    (tmp_path / "cat" / "tight.toml").write_text(tightened)
+    proc = ccsim_cli("reproduce", "tight", "--quick", "--catalog", "cat", cwd=tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "FAILS  DCQCN shares the bottleneck fairly" in proc.stdout
+    assert "measured: jain(after_us=5000) = 0.99" in proc.stdout
+    assert f"{len(ex.load_experiment('tight', tmp_path / 'cat').claims) - 1} of" in proc.stdout
+    saved = json.loads((tmp_path / "results" / "tight-quick" / "claims.json").read_text())
+    assert [c["status"] for c in saved["claims"]].count("fails") == 1
+
+
+BAD_ENTRIES = [
+    ('plots = ["pie"]', "pie"),
+    ("check = \"__import__('os').system('true')\"", "__import__"),
+    ("check = \"stat('x').real > 0\"", "Attribute"),
+    ('check = "(lambda: True)()"', "lambda"),
+    ('check = "jain() >"', "check"),
+    ("colour = 1", "colour"),
+]
+
+
+@pytest.mark.parametrize(("line", "needle"), BAD_ENTRIES)
+def test_bad_entries_are_one_line_errors(tmp_path: Path, line: str, needle: str) -> None:
+    entry = (CATALOG / "dcqcn-convergence.toml").read_text()
+    key = line.split(" = ")[0]
+    if key in ("plots", "check"):  # replace the first such line
+        lines = entry.splitlines()
+        i = next(i for i, x in enumerate(lines) if x.startswith(f"{key} = "))
+        lines[i] = line
+        entry = "\n".join(lines) + "\n"
+    else:
+        entry = f"{line}\n{entry}"
+    (tmp_path / "bad.toml").write_text(entry)
+    proc = ccsim_cli("reproduce", "bad", "--catalog", ".", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bad.toml" in lines[0] and needle in lines[0], proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_unknown_experiment_names_the_catalog(tmp_path: Path) -> None:
+    proc = ccsim_cli("reproduce", "acc-fig99", "--catalog", str(CATALOG), cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "acc-fig99" in lines[0] and "dcqcn-convergence" in lines[0]
+
+
+# --- the claim language over the shared sweep -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def res(sweep_dir: Path) -> SweepResult:
+    loaded = ccsim.load(sweep_dir)
+    assert isinstance(loaded, SweepResult)
+    return loaded
+
+
+def verdict(res: SweepResult, check: str) -> ex.ClaimResult:
+    ex.parse_check(check, "test")
+    return ex.check_claims([ex.Claim("t", check)], res)[0]
+
+
+def test_metrics_select_runs_by_parameter(res: SweepResult) -> None:
+    runs = res.runs
+    v = verdict(
+        res,
+        "stat('pfc.pauses_sent', scheme='none', load=0.8) > 2 * stat('pfc.pauses_sent', scheme='dcqcn', load=0.8)",
+    )
+    assert v.status == "holds"
+    none_08 = runs[(runs["cc.scheme"] == "none") & (runs["workload.0.load"] == 0.8)]
+    assert v.measured[0][1] == pytest.approx(none_08["pfc.pauses_sent"].mean())
+    v = verdict(res, "by('flows.total', over='load', scheme='dcqcn')")
+    assert v.status == "error"  # a list is not a verdict
+    values = v.measured[0][1]
+    dcqcn = runs[runs["cc.scheme"] == "dcqcn"]
+    assert values == pytest.approx(dcqcn.groupby("workload.0.load")["flows.total"].mean().tolist())
+    assert verdict(res, "increasing(by('flows.total', over='load'))").status == "holds"
+    assert verdict(res, "decreasing(by('flows.total', over='load'))").status == "fails"
+    assert verdict(res, "failed_runs() == 0 and not failed_runs() > 0").status == "holds"
+
+
+def test_time_series_metrics(res: SweepResult) -> None:
+    v = verdict(res, "0 < jain(agg='min') <= 1 and 0 < utilization(link='tor0->h0') <= 1.01")
+    assert v.status == "holds", v
+    assert verdict(res, "queue_kb(agg='max') > 0").status == "holds"
+    assert verdict(res, "rate_error(target_gbps=100) < 1").status == "holds"
+
+
+@pytest.mark.parametrize(
+    ("check", "needle"),
+    [
+        ("stat('no.such.field') > 0", "unknown summary field"),
+        ("stat('pfc.pauses_sent', colour=1) > 0", "unknown parameter `colour`"),
+        ("stat('pfc.pauses_sent', load=0.55) > 0", "no successful runs match load=0.55"),
+        ("utilization(link='x->y') > 0", "link `x->y` is not probed"),
+        ("stat('pfc.pauses_sent', agg='median') > 0", "agg='median'"),
+    ],
+)
+def test_unmeasurable_claims_are_errors_with_the_reason(
+    res: SweepResult, check: str, needle: str
+) -> None:
+    v = verdict(res, check)
+    assert v.status == "error" and needle in v.message
+
+
+@pytest.mark.parametrize(
+    "check",
+    ["open('x')", "x > 1", "stat('a')[0]", "[1][0] == 1", "stat(**{'a': 1})", "f'{1}' == '1'"],
+)
+def test_the_claim_language_rejects_everything_else(check: str) -> None:
+    with pytest.raises(ccsim.ScenarioError, match="test: check"):
+        ex.parse_check(check, "test")

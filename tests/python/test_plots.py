@@ -1,0 +1,201 @@
+"""Plots: every kind renders from the shared sweep's real results, with the papers' axes, one
+series per swept combination, and the numbers the engine measured; the CLI writes PNG and SVG
+and rejects bad kinds, filters and results directories in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ccsim
+import numpy as np
+import pytest
+from ccsim import plots
+from ccsim.sweeps import SweepResult
+from helpers import ccsim_cli
+
+SERIES = [
+    "scheme=dcqcn, load=0.3",
+    "scheme=dcqcn, load=0.8",
+    "scheme=none, load=0.3",
+    "scheme=none, load=0.8",
+]
+
+
+@pytest.fixture(scope="module")
+def res(sweep_dir: Path) -> SweepResult:
+    loaded = ccsim.load(sweep_dir)
+    assert isinstance(loaded, SweepResult)
+    return loaded
+
+
+def line_labels(ax: object) -> list[str]:
+    return [line.get_label() for line in ax.get_lines()]  # type: ignore[attr-defined]
+
+
+def test_series_pool_seeds(res: SweepResult) -> None:
+    labels = plots.series_labels(res)
+    assert sorted(set(labels.values())) == SERIES
+    assert all(list(labels.values()).count(s) == 2 for s in SERIES)  # two seeds each
+
+
+def test_slowdown_vs_size_has_avg_and_p99_per_series_on_log_x(res: SweepResult) -> None:
+    fig = plots.render(res, "slowdown")
+    axes = fig.get_axes()
+    assert len(axes) == 2
+    assert [ax.get_ylabel() for ax in axes] == [
+        "average FCT slowdown",
+        "99th percentile FCT slowdown",
+    ]
+    for ax in axes:
+        assert ax.get_xscale() == "log" and ax.get_xlabel() == "flow size (bytes)"
+        assert line_labels(ax) == SERIES
+        for line in ax.get_lines():
+            x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+            assert len(x) >= 3 and np.isfinite(y).all() and (y > 0.9).all()
+    # p99 >= average in every bucket of every series
+    for avg, p99 in zip(axes[0].get_lines(), axes[1].get_lines()):
+        assert (np.asarray(p99.get_ydata()) >= np.asarray(avg.get_ydata()) - 1e-9).all()
+
+
+def test_fct_bars_are_the_engine_bin_statistics(res: SweepResult) -> None:
+    fig = plots.render(res, "fct_bars")
+    avg_ax, p99_ax = fig.get_axes()
+    bins = ["<100KB", "100KB-10MB", ">10MB"]
+    for ax in (avg_ax, p99_ax):
+        assert [t.get_text() for t in ax.get_xticklabels()] == bins
+        assert ax.get_yscale() == "log"
+        assert [c.get_label() for c in ax.containers] == SERIES
+    # The dcqcn/0.8 bars are the mean over seeds of the engine's per-run summaries.
+    runs = res.runs[(res.runs["cc.scheme"] == "dcqcn") & (res.runs["workload.0.load"] == 0.8)]
+    assert len(runs) == 2
+    for ax, stat in ((avg_ax, "avg"), (p99_ax, "p99")):
+        heights = [p.get_height() for p in ax.containers[1].patches]
+        expected = [runs[f"fct.acc.{b}.fct_{stat}_us"].mean() for b in bins]
+        assert heights == pytest.approx(expected)
+
+
+def test_fct_cdf_ends_at_one_per_series(res: SweepResult) -> None:
+    (ax,) = plots.render(res, "fct_cdf").get_axes()
+    assert ax.get_xscale() == "log" and ax.get_ylabel() == "CDF"
+    assert line_labels(ax) == SERIES
+    finished = res.flows[res.flows.fct_ps >= 0]
+    for line, label in zip(ax.get_lines(), SERIES):
+        y = np.asarray(line.get_ydata())
+        assert y[-1] == pytest.approx(1.0) and (np.diff(y) >= 0).all()
+        scheme, load = (part.split("=")[1] for part in label.split(", "))
+        n = ((finished["cc.scheme"] == scheme) & (finished["workload.0.load"] == float(load))).sum()
+        assert len(y) == n
+
+
+@pytest.mark.parametrize(
+    ("kind", "ylabel"), [("queue", "queue length (KB)"), ("utilization", "link utilization")]
+)
+def test_port_time_series_one_panel_per_series(res: SweepResult, kind: str, ylabel: str) -> None:
+    axes = plots.render(res, kind).get_axes()
+    assert len(axes) == len(SERIES)
+    for ax, label in zip(axes, SERIES):
+        assert ax.get_title().startswith(f"{label} (seed 1)")
+        assert ax.get_ylabel() == ylabel
+        lines = ax.get_lines()
+        assert 1 <= len(lines) <= plots.MAX_LINES
+        assert all("->" in name for name in line_labels(ax))
+        peak = max(np.nanmax(line.get_ydata()) for line in lines)
+        assert peak > 0
+        if kind == "utilization":  # a packet finishing at a sample's edge may add <= 0.0084
+            assert peak <= 1.0 + 1048 * 8 / (100e9 * 10e-6)
+    assert axes[-1].get_xlabel() == "time (us)"
+
+
+def test_rate_draws_every_probed_flow(res: SweepResult) -> None:
+    axes = plots.render(res, "rate").get_axes()
+    assert len(axes) == len(SERIES)
+    seed1 = res.runs[res.runs["seed"] == 1].set_index(["cc.scheme", "workload.0.load"])
+    for ax, label in zip(axes, SERIES):
+        scheme, load = (part.split("=")[1] for part in label.split(", "))
+        rid = seed1.loc[(scheme, float(load)), "run_id"]
+        flows = res.rates[res.rates.run_id == rid].flow.nunique()
+        assert len(ax.get_lines()) == flows > 0
+        assert max(np.max(line.get_ydata()) for line in ax.get_lines()) <= 100.0  # Gb/s
+    assert axes[0].get_ylabel() == "rate (Gb/s)"
+
+
+def test_pfc_layers_stack_to_the_engine_counts(res: SweepResult) -> None:
+    (ax,) = plots.render(res, "pfc_layers").get_axes()
+    assert [c.get_label() for c in ax.containers] == ["host", "tor", "agg", "core"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == SERIES
+    totals = np.sum([[p.get_height() for p in c.patches] for c in ax.containers], axis=0)
+    runs = res.runs.assign(label=res.runs["run_id"].map(plots.series_labels(res)))
+    expected = runs.groupby("label")["pfc.pauses_received"].mean()
+    assert totals.tolist() == pytest.approx([expected[s] for s in SERIES])
+    assert totals[-1] > totals[1]  # no CC at 80% load pauses far more than DCQCN
+
+
+def test_pfc_map_has_a_row_per_paused_port(res: SweepResult) -> None:
+    axes = plots.render(res, "pfc_map").get_axes()
+    assert len(axes) == len(SERIES)
+    seed1 = res.runs[res.runs["seed"] == 1].set_index(["cc.scheme", "workload.0.load"])
+    for ax, label in zip(axes, SERIES):
+        scheme, load = (part.split("=")[1] for part in label.split(", "))
+        events = res.pfc_events[res.pfc_events.run_id == seed1.loc[(scheme, float(load)), "run_id"]]
+        ports = {f"{e.to_node}->{e.node} (prio {e.prio})" for e in events.itertuples()}
+        assert {t.get_text() for t in ax.get_yticklabels()} == ports
+        bars = sum(len(c.get_paths()) for c in ax.collections)
+        assert bars == (events.kind == "pause").sum() > 0
+    assert axes[-1].get_xlabel() == "time (us)"
+
+
+def test_cli_writes_png_and_svg(sweep_dir: Path, tmp_path: Path) -> None:
+    import matplotlib.image
+
+    proc = ccsim_cli(
+        "plot",
+        str(sweep_dir),
+        "--kind",
+        "pfc_layers",
+        "--where",
+        "load=0.8",
+        "--out",
+        "p",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    png, svg = tmp_path / "p" / "pfc_layers.png", tmp_path / "p" / "pfc_layers.svg"
+    image = matplotlib.image.imread(png)
+    assert image.shape[0] > 200 and image.shape[1] > 300 and image.std() > 0.05
+    text = svg.read_text()
+    assert text.startswith("<?xml") and "scheme=dcqcn" in text and "load=0.3" not in text
+
+
+def test_single_run_directory_plots_what_it_has(tmp_path: Path) -> None:
+    scenario = {
+        "name": "one",
+        "topology": {"kind": "star", "hosts": 3, "link": {"rate": "100Gbps", "delay": "1us"}},
+        "cc": {"scheme": "dcqcn"},
+        "flows": [{"src": 0, "dst": 2, "size": "100KB", "start": "0us"}],
+    }
+    ccsim.run(scenario, out=tmp_path / "run")
+    proc = ccsim_cli("plot", "run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    made = sorted(p.name for p in (tmp_path / "run" / "plots").glob("*.png"))
+    assert made == ["fct_bars.png", "fct_cdf.png", "pfc_layers.png", "slowdown.png"]
+    assert "rate" in proc.stderr and "skipped" in proc.stderr  # no rate probes in this scenario
+    proc = ccsim_cli("plot", "run", "--kind", "rate", cwd=tmp_path)
+    assert proc.returncode == 2 and "rates" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["nowhere"], "nowhere"),
+        (["SWEEP", "--kind", "pie"], "pie"),
+        (["SWEEP", "--where", "colour=1"], "colour"),
+    ],
+)
+def test_bad_plot_input_is_one_line(
+    sweep_dir: Path, tmp_path: Path, args: list[str], needle: str
+) -> None:
+    args = [str(sweep_dir) if a == "SWEEP" else a for a in args]
+    proc = ccsim_cli("plot", *args, "--out", str(tmp_path / "p"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ccsim: error: ") and needle in lines[0]

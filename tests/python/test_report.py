@@ -1,0 +1,85 @@
+"""The HTML report: one self-contained page (inline figures, no external references) with the
+runs table and resolved configs, that headless Chromium opens offline and shows with figures."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import ccsim
+import numpy as np
+import pytest
+from ccsim import plots
+from helpers import ccsim_cli
+
+
+@pytest.fixture(scope="module")
+def report_path(sweep_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    proc = ccsim_cli("report", str(sweep_dir), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(out)
+    return out
+
+
+def test_report_is_self_contained_with_every_plot_and_run(
+    report_path: Path, sweep_dir: Path
+) -> None:
+    text = report_path.read_text()
+    images = re.findall(r'<img alt="([a-z_]+)" src="data:image/png;base64,', text)
+    assert images == list(plots.KINDS)
+    assert not re.search(r"""(src|href)=["']?(https?:|file:|/)""", text)
+    assert "<script" not in text
+    runs = ccsim.load(sweep_dir).runs
+    for rid in runs["run_id"]:
+        assert f">{rid}<" in text  # in the runs table
+        assert f"<summary>run {rid} " in text  # its resolved config
+    assert text.count('<td class="l">ok</td>') == len(runs)
+    assert "[topology]" in text and "FCT by size bin" in text
+
+
+def chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        message = "headless Chromium is needed: apt-get install chromium (.ci/run does this)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return exe
+
+
+def test_report_opens_in_headless_chromium_and_shows_figures(
+    report_path: Path, tmp_path: Path
+) -> None:
+    import matplotlib.image
+
+    shot = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1280,1600",
+            f"--screenshot={shot}",
+            report_path.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and shot.is_file(), proc.stderr[-2000:]
+    rgb = matplotlib.image.imread(shot)[..., :3]
+    assert rgb.shape[:2] == (1600, 1280)
+    not_white = (rgb < 0.9).any(axis=-1).mean()
+    # Plot lines and bars are saturated colours; the page's text and tables are grey.
+    saturation = rgb.max(axis=-1) - rgb.min(axis=-1)
+    coloured = (saturation > 0.3).mean()
+    assert rgb.std() > 0.1 and not_white > 0.05, (rgb.std(), not_white)
+    assert coloured > 0.005, coloured
+    assert np.isfinite(rgb).all()

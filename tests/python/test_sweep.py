@@ -1,0 +1,221 @@
+"""Sweeps: grid expansion and run ids, the Parquet dataset, Ray vs local, resume after SIGKILL of
+the driver or of a worker, failing runs recorded beside the others, one-line errors for bad
+sweep files. The shared 8-run fat-tree sweep (``sweep_dir``) is the reference dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import ccsim
+import pytest
+from ccsim import sweeps
+from helpers import (
+    SWEEP_BASE,
+    SWEEP_GRID,
+    SWEEP_NAME,
+    ccsim_cli,
+    cli_command,
+    cli_env,
+    dataset_files,
+    write_sweep_files,
+)
+
+N_RUNS = 8
+REPO = Path(__file__).resolve().parents[2]
+
+
+def finished_runs(out: Path) -> list[str]:
+    runs = out / sweeps.RUNS_DIR
+    return (
+        sorted(p.name for p in runs.iterdir() if not p.name.startswith("."))
+        if runs.exists()
+        else []
+    )
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def kill_if_alive(pids: list[int]) -> None:
+    """Clean up processes this test started (orphaned workers exit by themselves; be sure)."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+# --- the dataset ---------------------------------------------------------------------------------
+
+
+def test_grid_expands_to_runs_with_parameter_columns(sweep_dir: Path) -> None:
+    s = ccsim.load(sweep_dir)
+    assert isinstance(s, ccsim.SweepResult)
+    assert s.params == list(SWEEP_GRID) and not s.missing
+    assert len(s.runs) == N_RUNS and (s.runs["status"] == "ok").all()
+    combos = set(zip(s.runs["cc.scheme"], s.runs["workload.0.load"], s.runs["seed"]))
+    assert combos == {(c, lo, sd) for c in ["dcqcn", "none"] for lo in [0.3, 0.8] for sd in [1, 2]}
+    assert sorted(s.runs["run_id"]) == finished_runs(sweep_dir)
+    # The engine's summary, flattened; scheme and seed agree with the parameters.
+    assert (s.runs["scheme"] == s.runs["cc.scheme"]).all()
+    assert (s.runs["flows.finished"] == s.runs["flows.total"]).all()
+    # Every table carries run_id and the parameters; rows add up to the per-run summaries.
+    flows = s.flows
+    assert list(flows.columns[:4]) == ["run_id", *SWEEP_GRID]
+    per_run = flows.groupby("run_id").size()
+    assert per_run.to_dict() == dict(zip(s.runs["run_id"], s.runs["flows.total"].astype(int)))
+    assert {"time_us", "queue_bytes", "utilization"} <= set(s.queues.columns)
+    assert not s.rates.empty and not s.pfc_events.empty
+    # Different seeds, different arrivals; different schemes, different results.
+    one = s.runs.set_index(["cc.scheme", "workload.0.load", "seed"])
+    assert one.loc[("dcqcn", 0.8, 1), "flows.total"] != one.loc[("dcqcn", 0.8, 2), "flows.total"]
+    assert (
+        one.loc[("none", 0.8, 1), "pfc.pauses_sent"] > one.loc[("dcqcn", 0.8, 1), "pfc.pauses_sent"]
+    )
+
+
+def test_run_ids_depend_only_on_parameter_values() -> None:
+    a = sweeps.Sweep("a", SWEEP_BASE, SWEEP_GRID).runs()
+    b = sweeps.Sweep("b", SWEEP_BASE, dict(reversed(list(SWEEP_GRID.items())))).runs()
+    assert len({r.run_id for r in a}) == N_RUNS
+    assert {r.run_id for r in a} == {r.run_id for r in b}
+    assert sweeps.run_id({"x": 1}) != sweeps.run_id({"x": 1.0}) != sweeps.run_id({"x": "1"})
+
+
+def test_ray_backend_gives_the_same_results_as_local(sweep_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    out = tmp_path / "ray"
+    runs = ccsim.sweep(SWEEP_BASE, SWEEP_GRID, name=SWEEP_NAME, out=out, backend="ray", workers=2)
+    assert len(runs) == N_RUNS and (runs["status"] == "ok").all()
+    ray_files, local_files = dataset_files(out), dataset_files(sweep_dir)
+    assert sorted(ray_files) == sorted(local_files)
+    assert ray_files == local_files  # byte-identical Parquet, per run
+
+
+# --- interruptions -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
+def test_interrupted_driver_then_restart_loses_and_duplicates_nothing(
+    sweep_dir: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    sweep_file = write_sweep_files(tmp_path)
+    out = tmp_path / "out"
+    cmd = cli_command("sweep", str(sweep_file), "--workers", "1", "--out", str(out), "-q")
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(), stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        while proc.poll() is None and not finished_runs(out):
+            workers = children(proc.pid) or workers
+            time.sleep(0.02)
+        assert proc.poll() is None, "the sweep ended before it could be killed; make it longer"
+        workers = children(proc.pid) or workers
+        proc.send_signal(sig)
+        _, stderr = proc.communicate()
+        if sig == signal.SIGINT:  # Ctrl-C: one line, exit 130, workers stopped
+            assert proc.returncode == 130 and stderr.strip() == "ccsim: error: interrupted"
+        done = finished_runs(out)
+        assert 1 <= len(done) < N_RUNS
+
+        again = ccsim_cli("sweep", str(sweep_file), "--workers", "1", "--out", str(out), "-q")
+        assert again.returncode == 0, again.stderr
+    finally:
+        kill_if_alive(workers)
+    s = ccsim.load(out)
+    assert len(s.runs) == N_RUNS and not s.missing
+    assert len(finished_runs(out)) == N_RUNS
+    assert not [p for p in (out / sweeps.RUNS_DIR).iterdir() if p.name.startswith(".")]
+    assert dataset_files(out) == dataset_files(sweep_dir)
+
+
+def test_a_killed_worker_is_replaced_and_its_run_redone(sweep_dir: Path, tmp_path: Path) -> None:
+    sweep_file = write_sweep_files(tmp_path)
+    out = tmp_path / "out"
+    cmd = cli_command("sweep", str(sweep_file), "--workers", "1", "--out", str(out), "-q")
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, text=True)
+    killed: list[int] = []
+    try:
+        while proc.poll() is None and len(finished_runs(out)) < 2:
+            time.sleep(0.02)
+        for pid in children(proc.pid):
+            if "_worker_main" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        stdout, _ = proc.communicate()
+    finally:
+        kill_if_alive([proc.pid])
+    assert killed, "no worker found to kill"
+    assert proc.returncode == 0
+    assert stdout.strip() == str(out)
+    assert dataset_files(out) == dataset_files(sweep_dir)
+
+
+# --- failures and bad input ----------------------------------------------------------------------
+
+
+def test_failing_runs_are_recorded_and_the_others_complete(tmp_path: Path) -> None:
+    base = {**SWEEP_BASE, "workload": [SWEEP_BASE["workload"][1]], "output": {}}
+    (tmp_path / "base.toml").write_text(ccsim.to_toml(base))
+    sweep = {
+        "base": "base.toml",
+        "grid": {
+            "cc.scheme": ["dcqcn", "bogus"],  # invalid: recorded without running
+            # a lossless violation at run time: a SimulationError inside the worker
+            "fabric.pfc": [{"xoff": "200KB"}, {"xoff": "20KB", "headroom": "2KB"}],
+        },
+    }
+    (tmp_path / "s.toml").write_text(ccsim.to_toml(sweep))
+    proc = ccsim_cli("sweep", "s.toml", "--workers", "2", cwd=tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert "4 runs, 1 ok, 3 failed" in proc.stdout
+    failed = [line for line in proc.stdout.splitlines() if line.startswith("  failed ")]
+    assert len(failed) == 3 and "unknown scheme `bogus`" in proc.stdout
+    runs = ccsim.load(tmp_path / "results" / "s").runs
+    assert runs["status"].tolist().count("ok") == 1
+    errors = runs.set_index(["cc.scheme", "fabric.pfc"])["error"]
+    assert errors[("bogus", '{xoff = "200KB"}')].startswith("ScenarioError: cc.scheme")
+    assert "SimulationError" in errors[("dcqcn", '{xoff = "20KB", headroom = "2KB"}')]
+    assert errors[("dcqcn", '{xoff = "200KB"}')] is None
+
+
+BAD_SWEEPS = [
+    ('base = "base.toml"\ncolour = 1\n', "colour"),
+    ('base = "missing.toml"\n', "base"),
+    ('base = "base.toml"\n[grid]\nseed = 3\n', "grid.seed"),
+    ('base = "base.toml"\n[grid]\ncc.scheme = ["none"]\n', '"cc.scheme" = ['),
+    ('base = "base.toml"\n[grid]\n"topology.colour" = [1, 2]\n', "colour"),
+    ('base = "base.toml"\n[grid]\nseed = [1, 1]\n', "twice"),
+    ('base = "base.toml"\n[grid\n', "TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "needle"), BAD_SWEEPS)
+def test_bad_sweep_file_is_one_line(tmp_path: Path, text: str, needle: str) -> None:
+    (tmp_path / "base.toml").write_text(ccsim.to_toml(SWEEP_BASE))
+    (tmp_path / "s.toml").write_text(text)
+    proc = ccsim_cli("sweep", "s.toml", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ccsim: error: s.toml"), proc.stderr
+    assert needle in lines[0]
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "sweeps").glob("*.toml")), ids=lambda p: p.name)
+def test_example_sweep_files_validate(path: Path) -> None:
+    sweep = sweeps.Sweep.from_file(path)
+    assert len(sweep.runs()) > 1
+    for spec in sweep.runs():
+        ccsim.validate(sweep.base, overrides=sweep.run_overrides(spec))
+
+
+def test_sweep_json_records_the_grid(sweep_dir: Path) -> None:
+    meta = json.loads((sweep_dir / sweeps.SWEEP_JSON).read_text())
+    assert meta["grid"] == SWEEP_GRID and len(meta["runs"]) == N_RUNS
