@@ -66,8 +66,8 @@ def test_reproduce_quick_prints_claims_with_numbers(tmp_path: Path) -> None:
 
 def test_a_failing_claim_exits_non_zero_with_its_numbers(tmp_path: Path) -> None:
     entry = (CATALOG / "dcqcn-convergence.toml").read_text()
-    base = (REPO / "scenarios" / "dcqcn" / "convergence-10to1.toml").as_posix()
-    entry = entry.replace('base = "../scenarios/dcqcn/convergence-10to1.toml"', f'base = "{base}"')
+    base = (REPO / "scenarios" / "baselines" / "fig10-dcqcn.toml").as_posix()
+    entry = entry.replace('base = "../scenarios/baselines/fig10-dcqcn.toml"', f'base = "{base}"')
     tightened = entry.replace("jain(after_us=5000) > 0.95", "jain(after_us=5000) > 0.99999")
     assert tightened != entry
     (tmp_path / "cat").mkdir()
