@@ -4,43 +4,6 @@
 //! a few RTTs; scheme headers are charged on the wire.
 mod common;
 
-/// Ten long flows h0..h9 -> h10 through one switch; flows listed in `stop_ms` stop then.
-fn ten_to_one(
-    scheme: &str,
-    duration_ms: u32,
-    stop_ms: Option<(u32, std::ops::Range<u32>)>,
-) -> String {
-    let mut flows = String::new();
-    for i in 0..10 {
-        let stop = match &stop_ms {
-            Some((t, r)) if r.contains(&i) => format!(", stop = \"{t}ms\""),
-            _ => String::new(),
-        };
-        flows += &format!(
-            "[[flows]]\nsrc = {i}\ndst = 10\n{}\n",
-            stop.trim_start_matches(", ")
-        );
-    }
-    format!(
-        r#"duration = "{duration_ms}ms"
-[topology]
-kind = "star"
-hosts = 11
-link = {{ rate = "100Gbps", delay = "2us" }}
-[cc]
-scheme = "{scheme}"
-[output]
-queues = {{ interval = "10us", ports = ["sw0->h10"] }}
-rates = {{ interval = "1ms" }}
-{flows}"#
-    )
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
-}
-
 /// Per-flow goodput (payload b/s) averaged over (from_ms, to_ms], from the rate probe.
 fn flow_rates(r: &ccsim::Results, n: usize, from_ms: f64, to_ms: f64) -> Vec<f64> {
     let t = common::column(r, "rates", "time_ps");
@@ -76,7 +39,7 @@ fn bottleneck(r: &ccsim::Results, from_ms: f64, to_ms: f64) -> (f64, f64, f64) {
 /// flow within `band` of the mean share); returns
 /// (utilization, mean queue, max queue) over that window for scheme-specific checks.
 fn converges_fairly(scheme: &str, duration_ms: u32, from_ms: f64, band: f64) -> (f64, f64, f64) {
-    let (_, _, r) = common::run(&ten_to_one(scheme, duration_ms, None));
+    let (_, _, r) = common::run(&common::ten_to_one(scheme, duration_ms, None));
     let to = duration_ms as f64;
     let rates = flow_rates(&r, 10, from_ms, to);
     let share = rates.iter().sum::<f64>() / 10.0;
@@ -84,9 +47,13 @@ fn converges_fairly(scheme: &str, duration_ms: u32, from_ms: f64, band: f64) -> 
     eprintln!(
         "{scheme} over {from_ms}-{to} ms: per-flow goodput {:?} Gb/s, Jain {:.4}, utilization {util:.3}, queue mean {qmean:.0} B max {qmax:.0} B",
         rates.iter().map(|x| (x / 1e7).round() / 100.0).collect::<Vec<_>>(),
-        jain(&rates)
+        common::jain(&rates)
     );
-    assert!(jain(&rates) > 0.95, "{scheme}: Jain index {}", jain(&rates));
+    assert!(
+        common::jain(&rates) > 0.95,
+        "{scheme}: Jain index {}",
+        common::jain(&rates)
+    );
     for (i, x) in rates.iter().enumerate() {
         assert!(
             (x - share).abs() < band * share,
@@ -155,7 +122,11 @@ fn qcn_settles_near_fair_share() {
 /// is back above `util` after the dip, and the remaining flows' goodput at 22-24 ms.
 fn hpcc_reclaim(max_stage: u32, util: f64) -> (f64, Vec<f64>) {
     let ov = format!("cc.params.max_stage={max_stage}");
-    let (_, _, r) = common::run_with(&ten_to_one("hpcc", 24, Some((20, 5..10))), None, &[&ov]);
+    let (_, _, r) = common::run_with(
+        &common::ten_to_one("hpcc", 24, Some((20, 5..10))),
+        None,
+        &[&ov],
+    );
     let t = common::column(&r, "queues", "time_ps");
     let u = common::column(&r, "queues", "utilization");
     let dip = (0..t.len())

@@ -2,36 +2,12 @@
 //! both reaction-point models; and the control law itself (rate cut by alpha/2, alpha EWMA).
 mod common;
 
-fn ten_to_one(scheme: &str, duration_ms: u32) -> String {
-    format!(
-        r#"duration = "{duration_ms}ms"
-[topology]
-kind = "star"
-hosts = 11
-link = {{ rate = "100Gbps", delay = "2us" }}
-[cc]
-scheme = "{scheme}"
-[[workload]]
-kind = "long_lived"
-pairs = [[0, 10], [1, 10], [2, 10], [3, 10], [4, 10], [5, 10], [6, 10], [7, 10], [8, 10], [9, 10]]
-[output]
-queues = {{ interval = "10us", ports = ["sw0->h10"] }}
-rates = {{ interval = "1ms" }}
-"#
-    )
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
-}
-
 #[test]
 fn ten_flows_converge_to_fair_share_with_bounded_queue() {
     // The paper model (CNPs at most every 50 us, hyper increase) wanders +-15% over 10 ms
     // windows, so it is measured over a longer converged window; the algorithm is not tuned.
     for (scheme, duration_ms, from_ms) in [("dcqcn", 40, 15.0), ("dcqcn_paper", 100, 20.0)] {
-        let (_, _, r) = common::run(&ten_to_one(scheme, duration_ms));
+        let (_, _, r) = common::run(&common::ten_to_one(scheme, duration_ms, None));
         // Goodput per flow over [from_ms, duration] from the rate probe (payload bytes acked).
         let t = common::column(&r, "rates", "time_ps");
         let f = common::column(&r, "rates", "flow");
@@ -55,7 +31,11 @@ fn ten_flows_converge_to_fair_share_with_bounded_queue() {
                 w / 1e9
             );
         }
-        assert!(jain(&wire) > 0.99, "{scheme}: Jain index {}", jain(&wire));
+        assert!(
+            common::jain(&wire) > 0.99,
+            "{scheme}: Jain index {}",
+            common::jain(&wire)
+        );
         // The bottleneck is busy and its queue stays bounded once converged.
         let qt = common::column(&r, "queues", "time_ps");
         let qb = common::column(&r, "queues", "queue_bytes");

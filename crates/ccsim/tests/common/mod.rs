@@ -62,3 +62,40 @@ pub const FATTREE_K4: &str = r#"kind = "fat_tree"
 k = 4
 host_link = { rate = "100Gbps", delay = "1us" }
 fabric_link = { rate = "400Gbps", delay = "1us" }"#;
+
+/// The ACC paper's microbenchmark (Fig. 10): ten long flows h0..h9 -> h10 through one switch,
+/// 100G, 2 us links, with the bottleneck queue and per-flow rate probes; the flows in the
+/// range of `stop_ms` stop at that time.
+pub fn ten_to_one(
+    scheme: &str,
+    duration_ms: u32,
+    stop_ms: Option<(u32, std::ops::Range<u32>)>,
+) -> String {
+    let mut flows = String::new();
+    for i in 0..10 {
+        let stop = match &stop_ms {
+            Some((t, r)) if r.contains(&i) => format!("stop = \"{t}ms\""),
+            _ => String::new(),
+        };
+        flows += &format!("[[flows]]\nsrc = {i}\ndst = 10\n{stop}\n");
+    }
+    format!(
+        r#"duration = "{duration_ms}ms"
+[topology]
+kind = "star"
+hosts = 11
+link = {{ rate = "100Gbps", delay = "2us" }}
+[cc]
+scheme = "{scheme}"
+[output]
+queues = {{ interval = "10us", ports = ["sw0->h10"] }}
+rates = {{ interval = "1ms" }}
+{flows}"#
+    )
+}
+
+/// Jain's fairness index.
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
+}
