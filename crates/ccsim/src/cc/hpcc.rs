@@ -128,6 +128,8 @@ impl Hpcc {
         }
         let t_ps = self.base_rtt_ps as f64;
         let line = f.line_rate_bps as f64;
+        // Queue bytes -> rate: qlen / T at the sender's line rate over the base window.
+        let q_to_bps = line / self.window_bytes as f64;
         let (mut big_u, mut dt_ps) = (0.0f64, 0u64);
         for i in 0..n {
             let (h, old) = (&int.hops[i], &self.prev[i]);
@@ -135,11 +137,9 @@ impl Hpcc {
             if tau_ps == 0 {
                 continue;
             }
-            let tx_rate =
-                h.tx_bytes.saturating_sub(old.tx_bytes) as f64 * 8.0 / (tau_ps as f64 * 1e-12);
+            let tx_bps = h.tx_bytes.saturating_sub(old.tx_bytes) as f64 * 8e12 / tau_ps as f64;
             let qlen = h.qlen_bytes.min(old.qlen_bytes) as f64;
-            let u = tx_rate / h.rate_bps as f64
-                + qlen * line / h.rate_bps as f64 / self.window_bytes as f64;
+            let u = (tx_bps + qlen * q_to_bps) / h.rate_bps as f64;
             if u > big_u {
                 big_u = u;
                 dt_ps = tau_ps;

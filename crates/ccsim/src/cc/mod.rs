@@ -336,5 +336,9 @@ impl CcState {
 /// window scaled by rate / line rate, at least one byte.
 #[inline]
 pub(crate) fn scaled_window(base_window_bytes: u64, rate_bps: u64, line_bps: u64) -> u64 {
-    ((base_window_bytes as u128 * rate_bps as u128 / line_bps as u128) as u64).max(1)
+    let w = match base_window_bytes.checked_mul(rate_bps) {
+        Some(p) => p / line_bps,
+        None => (base_window_bytes as u128 * rate_bps as u128 / line_bps as u128) as u64,
+    };
+    w.max(1)
 }

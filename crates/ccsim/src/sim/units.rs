@@ -11,8 +11,11 @@ pub const PS_PER_S: u64 = 1_000_000_000_000;
 /// Time to serialize `bytes` at `rate_bps`, rounded up to the next picosecond.
 #[inline]
 pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> u64 {
-    let num = bytes as u128 * 8 * PS_PER_S as u128;
-    num.div_ceil(rate_bps as u128) as u64
+    // 64-bit division when the product fits (any packet); 128-bit only for huge byte counts.
+    match bytes.checked_mul(8 * PS_PER_S) {
+        Some(num) => num.div_ceil(rate_bps),
+        None => (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128) as u64,
+    }
 }
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
