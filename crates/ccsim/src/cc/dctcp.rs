@@ -93,11 +93,7 @@ impl Dctcp {
 
     pub(super) fn on_start(&mut self, p: &DctcpParams, f: &mut Flow) {
         self.rate_bps = f.line_rate_bps as f64;
-        self.window_bytes = if p.base_window.0 > 0 {
-            p.base_window.0
-        } else {
-            f.bdp_bytes
-        };
+        self.window_bytes = super::base_window_bytes(p.base_window, f);
         self.apply(f);
     }
 
@@ -139,7 +135,6 @@ impl Dctcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::IntStack;
 
     #[test]
     fn alpha_tracks_the_marked_fraction() {
@@ -148,10 +143,9 @@ mod tests {
         let mut f = Flow::new(0, 1, None, 0, None);
         f.line_rate_bps = 100_000_000_000;
         f.mtu_payload_bytes = 1000;
-        f.bdp_bytes = 100_000;
+        f.base_rtt_ps = 8_000_000; // 8 us at 100 Gb/s: a 100 KB BDP
         let mut d = Dctcp::default();
         d.on_start(&p, &mut f);
-        let int = IntStack::default();
         let mut acked = 0u64;
         for _ in 0..300 {
             f.snd_nxt = acked + 20_000;
@@ -162,8 +156,7 @@ mod tests {
                     newly_acked_bytes: 1000,
                     ce_echo: k % 10 < 3,
                     rtt_ps: 0,
-                    int_hops: 0,
-                    int: &int,
+                    int: &[],
                 };
                 d.on_ack(&p, &mut f, &a);
             }

@@ -78,7 +78,6 @@ impl HpccParams {
 pub struct Hpcc {
     /// Reference rate Rc (the reference window over T).
     ref_rate_bps: f64,
-    rate_bps: f64,
     inc_stage: u32,
     /// Normalized inflight EWMA (starts at 1, as the simulator).
     u: f64,
@@ -97,15 +96,10 @@ impl Hpcc {
     }
 
     pub(super) fn on_start(&mut self, p: &HpccParams, f: &mut Flow) {
-        self.rate_bps = f.line_rate_bps as f64;
-        self.ref_rate_bps = self.rate_bps;
+        self.ref_rate_bps = f.line_rate_bps as f64;
         self.u = 1.0;
         self.base_rtt_ps = f.base_rtt_ps;
-        self.window_bytes = if p.base_window.0 > 0 {
-            p.base_window.0
-        } else {
-            f.bdp_bytes
-        };
+        self.window_bytes = super::base_window_bytes(p.base_window, f);
         f.window_bytes = self.window_bytes;
     }
 
@@ -119,10 +113,10 @@ impl Hpcc {
             return;
         }
         let int = ack.int;
-        let n = ack.int_hops.min(MAX_INT_HOPS);
+        let n = int.len();
         if self.last_update_seq == 0 {
             // First feedback: keep the records as the reference for the next ACK.
-            self.prev[..n].copy_from_slice(&int.hops[..n]);
+            self.prev[..n].copy_from_slice(int);
             self.last_update_seq = f.snd_nxt;
             return;
         }
@@ -131,8 +125,7 @@ impl Hpcc {
         // Queue bytes -> rate: qlen / T at the sender's line rate over the base window.
         let q_to_bps = line / self.window_bytes as f64;
         let (mut big_u, mut dt_ps) = (0.0f64, 0u64);
-        for i in 0..n {
-            let (h, old) = (&int.hops[i], &self.prev[i]);
+        for (h, old) in int.iter().zip(&self.prev) {
             let tau_ps = h.ts_ps.saturating_sub(old.ts_ps);
             if tau_ps == 0 {
                 continue;
@@ -145,7 +138,7 @@ impl Hpcc {
                 dt_ps = tau_ps;
             }
         }
-        self.prev[..n].copy_from_slice(&int.hops[..n]);
+        self.prev[..n].copy_from_slice(int);
         if n > 0 {
             let tau = dt_ps.min(self.base_rtt_ps) as f64;
             self.u = (self.u * (t_ps - tau) + big_u * tau) / t_ps;
@@ -174,7 +167,6 @@ impl Hpcc {
         let old_t = crate::sim::tx_time_ps(self.last_pkt_bytes, f.rate_bps);
         let new_t = crate::sim::tx_time_ps(self.last_pkt_bytes, new);
         f.next_avail_ps = (f.next_avail_ps + new_t).saturating_sub(old_t);
-        self.rate_bps = rate_bps;
         f.rate_bps = new;
         f.window_bytes = super::scaled_window(self.window_bytes, new, f.line_rate_bps);
     }
@@ -183,7 +175,6 @@ impl Hpcc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::IntStack;
 
     fn hop(ts_ps: u64, tx_bytes: u64) -> IntHop {
         IntHop {
@@ -203,15 +194,13 @@ mod tests {
         f.line_rate_bps = 100_000_000_000;
         f.rate_bps = f.line_rate_bps;
         f.base_rtt_ps = 10_000_000; // 10 us
-        f.bdp_bytes = 125_000;
         let mut h = Hpcc::default();
         h.on_start(&p, &mut f);
-        let mut int = IntStack::default();
-        int.hops[0] = hop(1_000_000, 0);
+        let mut int = [hop(1_000_000, 0)];
         f.snd_nxt = 10_000;
         h.on_ack(&p, &mut f, &ack(&int, 1000)); // first feedback: reference only
         assert_eq!(f.rate_bps, 100_000_000_000);
-        int.hops[0] = hop(11_000_000, 250_000); // 250 KB in 10 us = 200 Gb/s
+        int[0] = hop(11_000_000, 250_000); // 250 KB in 10 us = 200 Gb/s
         f.snd_nxt = 20_000;
         h.on_ack(&p, &mut f, &ack(&int, 11_000));
         assert!((h.u() - 2.0).abs() < 1e-9);
@@ -223,13 +212,12 @@ mod tests {
         );
     }
 
-    fn ack(int: &IntStack, ack_seq: u64) -> AckInfo<'_> {
+    fn ack(int: &[IntHop], ack_seq: u64) -> AckInfo<'_> {
         AckInfo {
             ack_seq,
             newly_acked_bytes: 0,
             ce_echo: false,
             rtt_ps: 0,
-            int_hops: 1,
             int,
         }
     }

@@ -11,7 +11,7 @@ pub mod hpcc;
 pub mod qcn;
 pub mod timely;
 
-use crate::net::IntStack;
+use crate::net::IntHop;
 use crate::scenario::ScenarioError;
 use crate::sim::{Event, EventQueue};
 use crate::transport::Flow;
@@ -19,7 +19,7 @@ use crate::transport::Flow;
 /// What a scheme needs from the fabric beyond forwarding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwitchFeature {
-    /// Nothing, or RED/ECN marking when `uses_ecn`.
+    /// Nothing, or RED/ECN marking when the scheme has `ecn` defaults.
     Plain,
     /// Switches append INT records (HPCC).
     Int,
@@ -32,10 +32,9 @@ pub struct SchemeInfo {
     pub name: &'static str,
     pub description: &'static str,
     pub paper: &'static str,
-    /// Switches mark ECN (RED) for this scheme unless the scenario says otherwise.
-    pub uses_ecn: bool,
-    /// Default ECN thresholds (kmin, kmax bytes, pmax, at ref rate bps), when `uses_ecn`.
-    pub ecn_defaults: (u64, u64, f64, u64),
+    /// Switches mark ECN (RED) for this scheme unless the scenario says otherwise, with these
+    /// default thresholds: (kmin, kmax bytes, pmax, at ref rate bps). None: no marking.
+    pub ecn: Option<(u64, u64, f64, u64)>,
     /// Default priority of ACK/NACK/CNP; None = the data priority (ACKs share the data queue).
     pub ack_priority: Option<u8>,
     pub switch_feature: SwitchFeature,
@@ -45,16 +44,13 @@ pub struct SchemeInfo {
     pub bdp_window: bool,
 }
 
-const NO_ECN: (u64, u64, f64, u64) = (0, 0, 0.0, 0);
-
 /// Every scheme ccsim knows, in `ccsim list` order.
 pub const SCHEMES: &[SchemeInfo] = &[
     SchemeInfo {
         name: "none",
         description: "No congestion control: every flow sends at line rate; PFC alone prevents loss.",
         paper: "-",
-        uses_ecn: false,
-        ecn_defaults: NO_ECN,
+        ecn: None,
         ack_priority: Some(0),
         switch_feature: SwitchFeature::Plain,
         extra_header_bytes: 0,
@@ -64,8 +60,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "dcqcn",
         description: "DCQCN as modelled by the HPCC ns-3 simulator (Mellanox timers: alpha 1us, decrease 4us, increase 300us; CE echoed on every ACK).",
         paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
-        uses_ecn: true,
-        ecn_defaults: (400_000, 1_600_000, 0.2, 100_000_000_000),
+        ecn: Some((400_000, 1_600_000, 0.2, 100_000_000_000)),
         ack_priority: Some(0),
         switch_feature: SwitchFeature::Plain,
         extra_header_bytes: 0,
@@ -75,8 +70,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "dcqcn_paper",
         description: "DCQCN with the paper's reaction point: 55us alpha/increase timers, 10MB byte counter, F=5, CNP at most once per 50us per flow.",
         paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015",
-        uses_ecn: true,
-        ecn_defaults: (5_000, 200_000, 0.01, 40_000_000_000),
+        ecn: Some((5_000, 200_000, 0.01, 40_000_000_000)),
         ack_priority: Some(0),
         switch_feature: SwitchFeature::Plain,
         extra_header_bytes: 0,
@@ -86,8 +80,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "timely",
         description: "TIMELY as run by the HPCC ns-3 simulator: RTT-gradient rate control once per RTT (alpha 0.875, beta 0.8, T_low 50us, T_high 500us), paced; 8-byte timestamp header.",
         paper: "Mittal et al., TIMELY: RTT-based Congestion Control for the Datacenter, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
-        uses_ecn: false,
-        ecn_defaults: NO_ECN,
+        ecn: None,
         ack_priority: Some(0),
         switch_feature: SwitchFeature::Plain,
         extra_header_bytes: timely::TS_HEADER_BYTES,
@@ -97,8 +90,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "hpcc",
         description: "HPCC: per-hop INT (queue, tx bytes, time, rate) at switch egress; per-ACK window from the max normalized inflight, reference window once per RTT (eta 0.95, maxStage 5); window + pacing.",
         paper: "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019; HPCC ns-3 simulator rdma-hw.cc",
-        uses_ecn: false,
-        ecn_defaults: NO_ECN,
+        ecn: None,
         ack_priority: None,
         switch_feature: SwitchFeature::Int,
         extra_header_bytes: hpcc::INT_HEADER_BYTES,
@@ -108,8 +100,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "dctcp",
         description: "DCTCP for RDMA as run by the HPCC ns-3 simulator: ECN echo per ACK, alpha (g=1/16) once per window, cut by alpha/2 once per window, +1 MTU per RTT; BDP window scaled by rate, paced.",
         paper: "Alizadeh et al., Data Center TCP (DCTCP), SIGCOMM 2010; HPCC ns-3 simulator rdma-hw.cc",
-        uses_ecn: true,
-        ecn_defaults: (30_000, 30_000, 1.0, 10_000_000_000),
+        ecn: Some((30_000, 30_000, 1.0, 10_000_000_000)),
         ack_priority: None,
         switch_feature: SwitchFeature::Plain,
         extra_header_bytes: 0,
@@ -119,8 +110,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "qcn",
         description: "QCN (IEEE 802.1Qau): switches sample arrivals and send quantized feedback Fb = -(Q_off + w Q_delta) to the source; the source cuts by Gd|Fb| and recovers by byte counter and timer (fast recovery, active, hyper-active increase).",
         paper: "Alizadeh et al., Data Center Transport Mechanisms: Congestion Control Theory and IEEE Standardization, Allerton 2008; IEEE 802.1Qau",
-        uses_ecn: false,
-        ecn_defaults: NO_ECN,
+        ecn: None,
         ack_priority: Some(0),
         switch_feature: SwitchFeature::QcnCp,
         extra_header_bytes: 0,
@@ -265,10 +255,9 @@ pub struct AckInfo<'a> {
     pub ce_echo: bool,
     /// Now minus the send time of the data packet this ACK answers.
     pub rtt_ps: u64,
-    /// INT records of that data packet's path: the first `int_hops` of `int` (0 unless the
-    /// scheme enables INT).
-    pub int_hops: usize,
-    pub int: &'a IntStack,
+    /// INT records of that data packet's path, one per switch (empty unless the scheme
+    /// enables INT).
+    pub int: &'a [IntHop],
 }
 
 impl CcState {
@@ -329,6 +318,16 @@ impl CcState {
             CcState::Qcn(s) => s.cancel_timers(),
             _ => {}
         }
+    }
+}
+
+/// Window at line rate of a BDP-window scheme: its `base_window` parameter, or (0) the fabric's
+/// bandwidth-delay product at the flow's line rate.
+pub(crate) fn base_window_bytes(base_window: crate::scenario::units::Size, f: &Flow) -> u64 {
+    if base_window.0 > 0 {
+        base_window.0
+    } else {
+        f.bdp_bytes()
     }
 }
 

@@ -144,19 +144,16 @@ impl Timely {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::IntStack;
 
     /// A flow at `rate` that has sent `snd_nxt` bytes, and an ACK for all of them with `rtt`.
     fn ack(t: &mut Timely, p: &TimelyParams, f: &mut Flow, rtt_us: f64) {
         f.snd_nxt += 100_000;
-        let int = IntStack::default();
         let a = AckInfo {
             ack_seq: f.snd_nxt,
             newly_acked_bytes: 0,
             ce_echo: false,
             rtt_ps: (rtt_us * 1e6) as u64,
-            int_hops: 0,
-            int: &int,
+            int: &[],
         };
         t.on_ack(p, f, &a);
     }

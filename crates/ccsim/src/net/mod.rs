@@ -217,6 +217,14 @@ impl Port {
         }
     }
 
+    /// Append packet `pkt` of `size_bytes` to the queue of priority `prio`.
+    #[inline]
+    pub fn enqueue(&mut self, prio: usize, pkt: u32, size_bytes: u64) {
+        self.queues[prio].push_back(pkt);
+        self.queue_bytes[prio] += size_bytes;
+        self.queued_pkts += 1;
+    }
+
     /// Total bytes queued for transmission on this port.
     #[inline]
     pub fn backlog_bytes(&self) -> u64 {

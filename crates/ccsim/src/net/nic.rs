@@ -111,9 +111,7 @@ impl Simulation {
         let id = self.pkts.alloc(pkt);
         let pid = self.hosts[hid as usize].port;
         let port = &mut self.ports[pid as usize];
-        port.queues[prio].push_back(id);
-        port.queue_bytes[prio] += size;
-        port.queued_pkts += 1;
+        port.enqueue(prio, id, size);
         self.port_kick(pid);
         id
     }

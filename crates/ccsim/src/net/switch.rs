@@ -57,9 +57,7 @@ impl Simulation {
         }
         self.pkts[pkt].in_port = in_port;
         let port = &mut self.ports[out as usize];
-        port.queues[prio].push_back(pkt);
-        port.queue_bytes[prio] += size;
-        port.queued_pkts += 1;
+        port.enqueue(prio, pkt, size);
         let backlog = port.backlog_bytes();
         if backlog > port.max_queue_bytes {
             port.max_queue_bytes = backlog;
@@ -106,10 +104,7 @@ impl Simulation {
         });
         let back = self.ecmp_next_hop(si, src, flow);
         self.switches[si as usize].ctrl_bytes += size as u64;
-        let port = &mut self.ports[back as usize];
-        port.queues[0].push_back(cnm);
-        port.queue_bytes[0] += size as u64;
-        port.queued_pkts += 1;
+        self.ports[back as usize].enqueue(0, cnm, size as u64);
         self.port_kick(back);
     }
 
@@ -246,14 +241,17 @@ impl Simulation {
                 self.pkts[pkt].ce = true;
             }
         }
-        let n = self.pkts[pkt].int_hops as usize;
-        if self.s.int_enabled && self.pkts[pkt].kind == PktKind::Data && n < MAX_INT_HOPS {
+        if self.s.int_enabled
+            && self.pkts[pkt].kind == PktKind::Data
+            && (self.pkts[pkt].int_hops as usize) < MAX_INT_HOPS
+        {
             let hop = IntHop {
                 ts_ps: self.now_ps,
                 tx_bytes: port.tx_bytes,
                 rate_bps: port.rate_bps,
                 qlen_bytes: port.backlog_bytes() as u32,
             };
+            let n = self.pkts[pkt].int_hops as usize;
             self.int_slot(pkt).hops[n] = hop;
             self.pkts[pkt].int_hops += 1;
         }

@@ -293,22 +293,24 @@ impl Scenario {
                 .map(|pt| QcnCp::new(p, pt.rate_bps))
                 .collect();
         }
-        if sim.s.int_enabled {
-            sim.check_int_hops()?;
+        let mut base_rtt_ps = 0;
+        if sim.s.int_enabled || info.bdp_window {
+            let (rtt_ps, (src, dst, switches)) = sim.longest_paths();
+            if sim.s.int_enabled && switches > crate::net::MAX_INT_HOPS {
+                return Err(ScenarioError::new("topology", format!(
+                    "hosts {src} -> {dst} cross {switches} switches; the INT header holds {} hops: use a shallower topology for this scheme",
+                    crate::net::MAX_INT_HOPS
+                )));
+            }
+            if info.bdp_window {
+                base_rtt_ps = rtt_ps;
+            }
         }
-        let base_rtt_ps = if info.bdp_window {
-            sim.max_base_rtt_ps()
-        } else {
-            0
-        };
         for s in &specs {
             let mut fl = Flow::new(s.src, s.dst, s.size_bytes, s.start_ps, s.stop_ps);
             fl.line_rate_bps = host_rate[s.src as usize];
             fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
             fl.base_rtt_ps = base_rtt_ps;
-            fl.bdp_bytes = (base_rtt_ps as u128 * fl.line_rate_bps as u128
-                / 8
-                / crate::sim::PS_PER_S as u128) as u64;
             fl.window_bytes = h.window.map_or(u64::MAX, |w| w.0);
             fl.ideal_fct_ps = sim.ideal_fct_ps(
                 sim.flows.len() as u32,
@@ -443,33 +445,21 @@ impl Simulation {
             .sum()
     }
 
-    /// The longest base RTT between any two hosts (the HPCC simulator's `GLOBAL_T 1` window and
-    /// base RTT), on each pair's ECMP path for flow id 0.
-    fn max_base_rtt_ps(&self) -> u64 {
+    /// Over every ordered pair of hosts, on the ECMP path of flow id 0: the longest base RTT
+    /// (the HPCC simulator's `GLOBAL_T 1` window and base RTT) and the pair crossing the most
+    /// switches, as (src, dst, switches).
+    fn longest_paths(&self) -> (u64, (u32, u32, usize)) {
         let nh = self.hosts.len() as u32;
-        let mut best = 0;
+        let (mut rtt_ps, mut deepest) = (0, (0, 0, 0));
         for src in 0..nh {
             for dst in (0..nh).filter(|&d| d != src) {
-                best = best.max(self.base_rtt_ps(&self.path(0, src, dst)));
-            }
-        }
-        best
-    }
-
-    /// INT records at most `MAX_INT_HOPS` switches: check the longest shortest path.
-    fn check_int_hops(&self) -> Result<(), ScenarioError> {
-        let nh = self.hosts.len() as u32;
-        for src in 0..nh {
-            for dst in (0..nh).filter(|&d| d != src) {
-                let switches = self.path(0, src, dst).ports.len() - 1;
-                if switches > crate::net::MAX_INT_HOPS {
-                    return Err(ScenarioError::new("topology", format!(
-                        "hosts {src} -> {dst} cross {switches} switches; the INT header holds {} hops: use a shallower topology for this scheme",
-                        crate::net::MAX_INT_HOPS
-                    )));
+                let path = self.path(0, src, dst);
+                rtt_ps = rtt_ps.max(self.base_rtt_ps(&path));
+                if path.ports.len() - 1 > deepest.2 {
+                    deepest = (src, dst, path.ports.len() - 1);
                 }
             }
         }
-        Ok(())
+        (rtt_ps, deepest)
     }
 }

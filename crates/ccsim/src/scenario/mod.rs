@@ -194,14 +194,13 @@ impl Scenario {
         cfg.cc.params = cc_params.to_table();
         // Fill scheme-dependent defaults so the resolved config is explicit.
         let ecn = &mut cfg.fabric.ecn;
-        let (kmin, kmax, pmax, rref) = info.ecn_defaults;
-        ecn.enabled.get_or_insert(info.uses_ecn);
+        ecn.enabled.get_or_insert(info.ecn.is_some());
         if ecn.enabled == Some(true) {
-            let (dkmin, dkmax, dpmax, dref) = if info.uses_ecn {
-                (kmin, kmax, pmax, rref)
-            } else {
-                crate::cc::scheme("dcqcn").unwrap().ecn_defaults
-            };
+            // A scheme without ECN that the scenario turns it on for gets DCQCN's thresholds.
+            let (dkmin, dkmax, dpmax, dref) = info
+                .ecn
+                .or(crate::cc::scheme("dcqcn").unwrap().ecn)
+                .expect("dcqcn marks ECN");
             ecn.kmin.get_or_insert(units::Size(dkmin));
             ecn.kmax.get_or_insert(units::Size(dkmax));
             ecn.pmax.get_or_insert(dpmax);

@@ -3,19 +3,9 @@
 //! ACK of the last byte.
 
 use crate::cc::{AckInfo, CcCtx};
-use crate::net::{IntStack, Packet, PktKind};
+use crate::net::{Packet, PktKind};
 use crate::sim::Event;
 use crate::world::Simulation;
-
-/// The INT records of an ACK when the scheme does not use INT.
-static NO_INT: IntStack = IntStack {
-    hops: [crate::net::IntHop {
-        ts_ps: 0,
-        tx_bytes: 0,
-        rate_bps: 0,
-        qlen_bytes: 0,
-    }; crate::net::MAX_INT_HOPS],
-};
 
 impl Simulation {
     pub(crate) fn flow_start(&mut self, fid: u32) {
@@ -200,11 +190,10 @@ impl Simulation {
                         newly_acked_bytes: newly,
                         ce_echo: p.ce,
                         rtt_ps: now - p.ts_ps,
-                        int_hops: p.int_hops as usize,
                         int: if self.s.int_enabled {
-                            &self.ints[pkt as usize]
+                            &self.ints[pkt as usize].hops[..p.int_hops as usize]
                         } else {
-                            &NO_INT
+                            &[]
                         },
                     },
                 );

@@ -26,10 +26,9 @@ pub struct Flow {
     pub rate_bps: u64,
     pub line_rate_bps: u64,
     pub mtu_payload_bytes: u64,
-    /// The fabric's longest base RTT and its bandwidth-delay product at this flow's line rate
-    /// (set only for schemes with a BDP window; the HPCC simulator's `GLOBAL_T 1`).
+    /// The fabric's longest base RTT (set only for schemes with a BDP window; the HPCC
+    /// simulator's `GLOBAL_T 1`).
     pub base_rtt_ps: u64,
-    pub bdp_bytes: u64,
     /// Maximum bytes in flight (u64::MAX = no window).
     pub window_bytes: u64,
     pub in_active: bool,
@@ -72,7 +71,6 @@ impl Flow {
             line_rate_bps: 0,
             mtu_payload_bytes: 0,
             base_rtt_ps: 0,
-            bdp_bytes: 0,
             window_bytes: u64::MAX,
             in_active: false,
             finished: false,
@@ -95,6 +93,12 @@ impl Flow {
         self.snd_nxt < self.size_bytes
             && self.snd_nxt - self.snd_una < self.window_bytes
             && self.next_avail_ps <= now_ps
+    }
+
+    /// Bandwidth-delay product of the fabric's longest base RTT at this flow's line rate.
+    pub fn bdp_bytes(&self) -> u64 {
+        (self.base_rtt_ps as u128 * self.line_rate_bps as u128 / 8 / crate::sim::PS_PER_S as u128)
+            as u64
     }
 
     /// True when all data has been sent at least once (nothing left to offer).
