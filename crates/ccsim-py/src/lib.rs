@@ -144,7 +144,7 @@ fn validate(
 fn catalog(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
     let schemes = PyDict::new(py);
-    for s in ccsim::cc::SCHEMES {
+    for s in ccsim::cc::schemes() {
         let d = PyDict::new(py);
         d.set_item("description", s.description)?;
         d.set_item("paper", s.paper)?;

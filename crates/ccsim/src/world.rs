@@ -1,13 +1,17 @@
 //! The simulation: all state in dense vectors, the run loop, and event dispatch. Handlers live
-//! with their layer: `net::switch` (forwarding, buffer, PFC, ECN), `net::nic` (host NIC
-//! scheduling), `transport::flow` (send/receive), `metrics` (probes).
+//! with their layer: `net::switch` (forwarding), `net::mmu` (buffer admission), `net::pfc`,
+//! `net::sched` (egress scheduling), `net::marking` (RED/ECN and the scheme's switch hooks),
+//! `net::nic` (host NIC), `transport::flow` (send/receive), `transport::loss` (recovery),
+//! `metrics` (probes). Scheme hooks are called through `cc::CcParams`.
 
-use crate::cc::qcn::QcnCp;
-use crate::cc::{CcParams, CcState};
+use crate::cc::{
+    CcParams, CtrlMsg, HostRxState, ReceiverState, SenderState, SwitchState, TimerEpochs,
+};
 use crate::metrics::Metrics;
+use crate::net::mmu::BufferState;
 use crate::net::{Arena, IntStack, PktKind, Port};
-use crate::scenario::config::{PfcMode, Scheduler};
-use crate::sim::{Event, EventQueue, Rng};
+use crate::scenario::config::{DropMode, PfcMode, Recovery, Scheduler};
+use crate::sim::{Event, EventQueue, Rng, TimerOwner};
 use crate::topo::{Routes, Topology};
 use crate::transport::Flow;
 
@@ -30,35 +34,43 @@ pub struct Settings {
     pub pfc_frame_bytes: u32,
     pub ecn_pmax: f64,
     pub ecmp_seed: u64,
+    /// ECMP hashes the unordered host pair, so a flow's ACKs retrace its data path.
+    pub ecmp_symmetric: bool,
     pub record_pfc_events: bool,
-    /// Switches append INT records to data packets (HPCC).
+    /// Packets carry INT records (the scheme's `int`).
     pub int_enabled: bool,
+    /// Senders set each packet's priority (the scheme's `prio_per_packet`).
+    pub prio_per_packet: bool,
+    /// Lossy fabric: what a full queue does (None: lossless).
+    pub drop: Option<DropPolicy>,
+    /// Lossy switches trim data packets to a header instead of dropping them.
+    pub trim: bool,
+    /// Host loss recovery on a lossy fabric.
+    pub recovery: Recovery,
 }
 
-/// Shared-buffer state of one switch.
-#[derive(Clone, Debug)]
-pub struct SwitchState {
-    pub node: u32,
-    /// Buffer minus all headroom reservations: what ingress queues share.
-    pub shared_pool_bytes: u64,
-    pub shared_used_bytes: u64,
-    /// Bytes of control packets (priority 0), outside PFC accounting.
-    pub ctrl_bytes: u64,
-    /// Bytes currently held in PFC headroom (all ports).
-    pub hdrm_used_bytes: u64,
-    pub max_used_bytes: u64,
+/// What a lossy switch does when a queue is full.
+#[derive(Clone, Copy, Debug)]
+pub struct DropPolicy {
+    pub mode: DropMode,
+    /// Drop-tail: limit per egress queue (0 = none).
+    pub queue_packets: u32,
+    pub queue_bytes: u64,
+    /// Dynamic threshold: a queue may hold alpha x the free shared buffer.
+    pub alpha: f64,
 }
 
 /// Per-host NIC state.
 #[derive(Clone, Debug, Default)]
 pub struct HostState {
-    pub node: u32,
     pub port: u32,
     /// Flows with data left to send, in round-robin order.
     pub active: Vec<u32>,
     pub rr: usize,
     /// Time of the pending NicWake event (u64::MAX: none).
     pub wake_at_ps: u64,
+    /// Epochs of the receiver part's host timers.
+    pub timers: TimerEpochs,
 }
 
 /// A run failure that is a bug or an impossible configuration, never silently ignored.
@@ -82,18 +94,25 @@ pub struct Simulation {
     pub switch_index: Vec<u32>,
     /// node id -> host id (u32::MAX for switches).
     pub host_index: Vec<u32>,
-    pub switches: Vec<SwitchState>,
+    pub switches: Vec<BufferState>,
     pub hosts: Vec<HostState>,
     pub routes: Routes,
     pub flows: Vec<Flow>,
-    pub cc: Vec<CcState>,
-    pub cc_params: CcParams,
+    /// The run's scheme and its parameters; every hook is called through it.
+    pub cc: CcParams,
+    /// Scheme state: per flow (sender, receiver), per host, per port (empty without a switch
+    /// part).
+    pub senders: Vec<SenderState>,
+    pub receivers: Vec<ReceiverState>,
+    pub host_rx: Vec<HostRxState>,
+    pub sw_parts: Vec<SwitchState>,
+    pub port_timers: Vec<TimerEpochs>,
+    /// Control packets hooks asked for, sent when the hook returns.
+    pub ctrl_out: Vec<CtrlMsg>,
     pub s: Settings,
     pub marking_rng: Rng,
     /// INT records per packet id (empty unless `s.int_enabled`).
     pub ints: Vec<IntStack>,
-    /// QCN congestion point per port (empty unless the scheme is QCN).
-    pub qcn_cp: Vec<QcnCp>,
     pub metrics: Metrics,
     /// End of the run (u64::MAX: when all flows are done).
     pub stop_ps: u64,
@@ -113,7 +132,10 @@ impl Simulation {
                 return Ok(true);
             }
             let Some((t, ev)) = self.q.pop() else {
-                return Ok(true);
+                return match self.stalled() {
+                    Some(e) => Err(e),
+                    None => Ok(true),
+                };
             };
             if t > self.stop_ps {
                 // The run is over; the popped event lies beyond it and is dropped.
@@ -166,7 +188,13 @@ impl Simulation {
                 let port = h.port;
                 self.port_kick(port);
             }
-            Event::CcTimer { flow, kind, epoch } => self.cc_timer(flow, kind, epoch),
+            Event::Timer {
+                owner,
+                kind,
+                id,
+                epoch,
+            } => self.timer(owner, kind, id, epoch),
+            Event::Rto { flow, epoch } => self.rto_fired(flow, epoch),
             Event::SampleQueues => self.sample_queues(),
             Event::SampleRates => self.sample_rates(),
         }
@@ -222,63 +250,73 @@ impl Simulation {
         }
     }
 
-    /// A PFC frame arrived at `pid`: pause or resume that port's priority.
-    fn pfc_receive(&mut self, pid: u32, pkt: u32) {
-        let p = self.pkts[pkt];
-        self.pkts.free(pkt);
-        let now = self.now_ps;
-        let port = &mut self.ports[pid as usize];
-        let bit = 1u8 << p.pfc_prio;
-        if p.kind == PktKind::Pause {
-            port.pause_rx += 1;
-            if port.paused_mask & bit == 0 {
-                port.paused_mask |= bit;
-                port.paused_since_ps[p.pfc_prio as usize] = now;
-            }
-        } else {
-            port.resume_rx += 1;
-            if port.paused_mask & bit != 0 {
-                port.paused_mask &= !bit;
-                port.paused_time_ps += now - port.paused_since_ps[p.pfc_prio as usize];
-                self.port_kick(pid);
-            }
-        }
-    }
-
-    fn cc_timer(&mut self, flow: u32, kind: u8, epoch: u32) {
-        let f = &mut self.flows[flow as usize];
-        if f.finished {
-            return;
-        }
-        let mut ctx = crate::cc::CcCtx {
-            now_ps: self.now_ps,
-            flow_id: flow,
-            q: &mut self.q,
-        };
-        self.cc[flow as usize].on_timer(&self.cc_params, f, &mut ctx, kind, epoch);
-    }
-
-    /// The INT records of packet `pkt`, growing the side table to the arena's size.
-    #[inline]
-    pub(crate) fn int_slot(&mut self, pkt: u32) -> &mut IntStack {
-        let i = pkt as usize;
-        if i >= self.ints.len() {
-            self.ints
-                .resize(self.pkts.capacity_used().max(i + 1), IntStack::default());
-        }
-        &mut self.ints[i]
-    }
-
-    /// Close pause intervals still open at the end so pause time is complete.
-    pub(crate) fn close_pause_intervals(&mut self) {
-        let now = self.now_ps;
-        for port in &mut self.ports {
-            for p in 0..crate::net::NUM_PRIO {
-                if port.paused_mask & (1 << p) != 0 {
-                    port.paused_time_ps += now - port.paused_since_ps[p];
-                    port.paused_since_ps[p] = now;
+    /// A timer of a scheme part fired: drop it if stale, else run the owner's hook.
+    fn timer(&mut self, owner: TimerOwner, kind: u8, id: u32, epoch: u32) {
+        let k = kind as usize;
+        match owner {
+            TimerOwner::Sender => {
+                let f = &self.flows[id as usize];
+                if f.finished || f.tx_timers[k] != epoch {
+                    return;
                 }
+                self.sender_timer(id, kind);
+            }
+            TimerOwner::Receiver => {
+                let f = &self.flows[id as usize];
+                if f.rx_timers[k] != epoch {
+                    return;
+                }
+                self.receiver_hook(id, |cc, s, h, rx| cc.on_receiver_timer(s, h, rx, kind));
+                self.flush_flow_ctrl(true);
+            }
+            TimerOwner::Host => {
+                let h = &mut self.hosts[id as usize];
+                if h.timers[k] != epoch {
+                    return;
+                }
+                let mut hx = crate::cc::HostCtx::new(
+                    self.now_ps,
+                    id,
+                    &mut self.q,
+                    &mut h.timers,
+                    &mut self.ctrl_out,
+                );
+                self.cc
+                    .on_host_timer(&mut self.host_rx[id as usize], &mut hx, kind);
+                self.flush_flow_ctrl(true);
+            }
+            TimerOwner::Port => {
+                if self.port_timers[id as usize][k] != epoch {
+                    return;
+                }
+                self.port_timer(id, kind);
             }
         }
+    }
+
+    /// Nothing is left to happen but flows are open: a stall, reported with the flows' state.
+    fn stalled(&self) -> Option<SimError> {
+        if self.flows_open == 0 || self.stop_ps != u64::MAX {
+            return None;
+        }
+        let open: Vec<String> = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.finished)
+            .take(5)
+            .map(|(i, f)| {
+                format!(
+                    "flow {i} ({} -> {}): {} of {} bytes acked, {} sent, window {} B",
+                    f.src, f.dst, f.snd_una, f.size_bytes, f.snd_nxt, f.ctl.window_bytes
+                )
+            })
+            .collect();
+        Some(SimError(format!(
+            "stall at {:.3} us: nothing left to happen but {} flow(s) unfinished; {}",
+            self.now_ps as f64 / 1e6,
+            self.flows_open,
+            open.join("; ")
+        )))
     }
 }

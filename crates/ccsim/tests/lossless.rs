@@ -83,7 +83,7 @@ fn incast_without_cc_keeps_bottleneck_at_line_rate() {
 
 #[test]
 fn fat_tree_websearch_conserves_bytes() {
-    for scheme in ccsim::cc::SCHEMES.iter().map(|s| s.name) {
+    for scheme in ccsim::cc::schemes().map(|s| s.name) {
         let toml = format!(
             "[topology]\n{}\n[cc]\nscheme = \"{scheme}\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nstop = \"300us\"\n",
             common::FATTREE_K4
@@ -117,7 +117,7 @@ fn random_scenarios_keep_invariants() {
         } else {
             "kind = \"leaf_spine\"\nleaves = 3\nspines = 2\nhosts_per_leaf = 4\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"2us\" }".to_string()
         };
-        let schemes = ccsim::cc::SCHEMES;
+        let schemes: Vec<_> = ccsim::cc::schemes().collect();
         let scheme = schemes[seed as usize % schemes.len()].name;
         let mode = if seed % 4 < 2 { "static" } else { "dynamic" };
         let toml = format!(
@@ -172,20 +172,8 @@ fn go_back_n_recovers_from_a_gap_and_delivers_each_byte_once() {
         assert!(!sim.run_events(1).unwrap());
     }
     let sent_before = sim.flows[0].snd_nxt;
-    let fake = Packet {
-        kind: PktKind::Data,
-        prio: 3,
-        ce: false,
-        pfc_prio: 0,
-        size_bytes: 1048,
-        payload_bytes: 1000,
-        flow: 0,
-        dst_host: 1,
-        seq: 150_000,
-        ts_ps: sim.now_ps,
-        in_port: u32::MAX,
-        int_hops: 0,
-    };
+    let mut fake = Packet::new(PktKind::Data, 0, 1, 1048, 3);
+    (fake.seq, fake.ts_ps, fake.payload_bytes) = (150_000, sim.now_ps, 1000);
     let pkt = sim.pkts.alloc(fake);
     let rx_port = sim.hosts[1].port;
     sim.q.push(sim.now_ps, Event::Arrive { port: rx_port, pkt });

@@ -27,11 +27,54 @@
 //! The HPCC simulator scales R_AI = 5 x bw/25 Mb/s and R_HAI = 50 x bw/25 Mb/s with the NIC
 //! rate bw (Gb/s); the defaults are its values at 100 Gb/s.
 
-use super::CcCtx;
+use super::{
+    AckInfo, CtrlInfo, EcnDefaults, Params, ReceiverPart, Scheme, SchemeInfo, SenderPart, Tx,
+};
+use crate::net::{Mark, SchemeHdr};
 use crate::scenario::units::{Rate, Size, Time};
 use crate::sim::{PS_PER_NS, PS_PER_US};
-use crate::transport::Flow;
 use serde::{Deserialize, Serialize};
+
+/// The scheme type of `dcqcn` and `dcqcn_paper`.
+pub struct Dcqcn;
+
+impl Scheme for Dcqcn {
+    const SCHEMES: &'static [SchemeInfo] = &[
+        SchemeInfo {
+            name: "dcqcn",
+            description: "DCQCN as modelled by the HPCC ns-3 simulator (Mellanox timers: alpha 1us, decrease 4us, increase 300us; CE echoed on every ACK).",
+            paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
+            ecn: Some(super::DEFAULT_ECN),
+            ..SchemeInfo::BASE
+        },
+        SchemeInfo {
+            name: "dcqcn_paper",
+            description: "DCQCN with the paper's reaction point: 55us alpha/increase timers, 10MB byte counter, F=5, CNP at most once per 50us per flow.",
+            paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015",
+            ecn: Some(EcnDefaults {
+                kmin_bytes: 5_000,
+                kmax_bytes: 200_000,
+                pmax: 0.01,
+                ref_rate_bps: 40_000_000_000,
+            }),
+            ..SchemeInfo::BASE
+        },
+    ];
+    type Params = DcqcnParams;
+    type Sender = DcqcnRp;
+    type Receiver = DcqcnNp;
+    type Switch = ();
+    fn default_params(name: &str) -> DcqcnParams {
+        if name == "dcqcn_paper" {
+            DcqcnParams::paper()
+        } else {
+            DcqcnParams::hpcc_sim()
+        }
+    }
+}
+
+/// Control code of a CNP.
+pub const CNP: u8 = 1;
 
 /// DCQCN parameters (see the module header for defaults and sources).
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -109,9 +152,10 @@ impl DcqcnParams {
             cnp_interval: Time(50 * PS_PER_US),
         }
     }
+}
 
-    /// Check ranges; errors name `cc.params.<field>`.
-    pub(super) fn validate(&self) -> Result<(), crate::scenario::ScenarioError> {
+impl Params for DcqcnParams {
+    fn validate(&self) -> Result<(), crate::scenario::ScenarioError> {
         let e = |f: &str, m: &str| {
             Err(crate::scenario::ScenarioError::new(
                 &format!("cc.params.{f}"),
@@ -140,9 +184,36 @@ impl DcqcnParams {
 const TIMER_DECREASE: u8 = 0;
 const TIMER_INCREASE: u8 = 1;
 
-/// Per-flow reaction-point state.
+/// Notification point (receiver), per flow: with `cnp_interval` > 0, a CNP at most once per
+/// interval for an in-order CE-marked packet; otherwise CE rides on every ACK (the transport's
+/// mark echo) and no CNP is sent.
+#[derive(Clone, Debug, Default)]
+pub struct DcqcnNp {
+    last_cnp_ps: Option<u64>,
+}
+
+impl ReceiverPart<DcqcnParams> for DcqcnNp {
+    type Host = ();
+    fn new(_: &DcqcnParams) -> Self {
+        DcqcnNp::default()
+    }
+    fn on_data(&mut self, _: &mut (), p: &DcqcnParams, rx: &mut super::Rx, d: &super::DataInfo) {
+        let gap = p.cnp_interval.0;
+        let now = rx.now_ps;
+        if gap > 0
+            && d.in_order
+            && d.mark == Mark::Ce
+            && self.last_cnp_ps.is_none_or(|t| now >= t + gap)
+        {
+            self.last_cnp_ps = Some(now);
+            rx.send_ctrl(CNP, SchemeHdr::default(), Mark::Ce, d.sent_ps);
+        }
+    }
+}
+
+/// Reaction point (sender), per flow.
 #[derive(Clone, Debug)]
-pub struct Dcqcn {
+pub struct DcqcnRp {
     rate_bps: f64,
     target_bps: f64,
     line_bps: f64,
@@ -158,14 +229,74 @@ pub struct Dcqcn {
     stage_timer: u32,
     stage_bytes: u32,
     bytes_since: u64,
-    inc_epoch: u32,
-    dec_epoch: u32,
 }
 
-impl Dcqcn {
-    /// Initial state: alpha = 1, rate = target = line rate.
-    pub fn new(_p: &DcqcnParams) -> Self {
-        Dcqcn {
+impl SenderPart<DcqcnParams> for DcqcnRp {
+    fn new(_p: &DcqcnParams) -> Self {
+        DcqcnRp::fresh()
+    }
+    fn on_start(&mut self, _: &DcqcnParams, tx: &mut Tx) {
+        self.line_bps = tx.line_rate_bps() as f64;
+        self.rate_bps = self.line_bps;
+        self.target_bps = self.line_bps;
+    }
+    fn on_ack(&mut self, p: &DcqcnParams, tx: &mut Tx, ack: &AckInfo) {
+        if ack.mark == Mark::Ce && p.cnp_interval.0 == 0 {
+            self.on_cnp(p, tx);
+        }
+    }
+    fn on_ctrl(&mut self, p: &DcqcnParams, tx: &mut Tx, c: &CtrlInfo) {
+        if c.code == CNP {
+            self.on_cnp(p, tx);
+        }
+    }
+    fn on_send(&mut self, p: &DcqcnParams, tx: &mut Tx, bytes: u64) {
+        if p.model != Model::Paper || p.byte_counter.0 == 0 || !self.seen_cnp {
+            return;
+        }
+        self.bytes_since += bytes;
+        while self.bytes_since >= p.byte_counter.0 {
+            self.bytes_since -= p.byte_counter.0;
+            self.increase(p);
+            self.stage_bytes += 1;
+        }
+        self.apply(tx);
+    }
+    fn on_timer(&mut self, p: &DcqcnParams, tx: &mut Tx, kind: u8) {
+        let now = tx.now_ps;
+        match kind {
+            TIMER_DECREASE => {
+                self.catch_up_alpha(p, now);
+                if self.decrease_flag {
+                    if p.clamp_target_rate || self.stage_timer != 0 {
+                        self.target_bps = self.rate_bps;
+                    }
+                    self.decrease_flag = false;
+                    self.cut(p, tx);
+                }
+            }
+            TIMER_INCREASE => {
+                self.increase(p);
+                self.stage_timer += 1;
+                self.apply(tx);
+                // At line rate with the target at line rate, further increases change nothing:
+                // stop the timer until the next decrease restarts it.
+                if self.target_bps >= self.line_bps && self.line_bps - self.rate_bps < 1.0 {
+                    self.rate_bps = self.line_bps;
+                    self.apply(tx);
+                } else {
+                    tx.set_timer(TIMER_INCREASE, now + p.rate_increase_timer.0);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl DcqcnRp {
+    /// Initial state: alpha = 1 (rate and target are set to line rate at start).
+    fn fresh() -> Self {
+        DcqcnRp {
             rate_bps: 0.0,
             target_bps: 0.0,
             line_bps: 0.0,
@@ -179,8 +310,6 @@ impl Dcqcn {
             stage_timer: 0,
             stage_bytes: 0,
             bytes_since: 0,
-            inc_epoch: 0,
-            dec_epoch: 0,
         }
     }
 
@@ -189,14 +318,8 @@ impl Dcqcn {
         self.alpha
     }
 
-    pub(super) fn on_start(&mut self, f: &Flow) {
-        self.line_bps = f.line_rate_bps as f64;
-        self.rate_bps = self.line_bps;
-        self.target_bps = self.line_bps;
-    }
-
-    fn apply(&self, f: &mut Flow) {
-        f.rate_bps = (self.rate_bps.round() as u64).max(1);
+    fn apply(&self, tx: &mut Tx) {
+        tx.ctl().rate_bps = (self.rate_bps.round() as u64).max(1);
     }
 
     /// mlx: run the alpha ticks of the grid t0 + k x T_alpha (k >= 1) that are due by `now`.
@@ -218,8 +341,9 @@ impl Dcqcn {
         }
     }
 
-    pub(super) fn on_cnp(&mut self, p: &DcqcnParams, f: &mut Flow, ctx: &mut CcCtx) {
-        let now = ctx.now_ps;
+    /// A congestion notification: a CNP, or (mlx) an ACK echoing CE.
+    pub fn on_cnp(&mut self, p: &DcqcnParams, tx: &mut Tx) {
+        let now = tx.now_ps;
         match p.model {
             Model::Mlx => {
                 if !self.seen_cnp {
@@ -231,12 +355,8 @@ impl Dcqcn {
                     self.rate_bps *= p.rate_on_first_cnp;
                     self.target_bps = self.rate_bps;
                     self.decrease_flag = true;
-                    self.apply(f);
-                    ctx.timer(
-                        now + p.rate_decrease_interval.0 + PS_PER_NS,
-                        TIMER_DECREASE,
-                        self.dec_epoch,
-                    );
+                    self.apply(tx);
+                    tx.set_timer(TIMER_DECREASE, now + p.rate_decrease_interval.0 + PS_PER_NS);
                     return;
                 }
                 self.catch_up_alpha(p, now);
@@ -246,11 +366,7 @@ impl Dcqcn {
                     // Next decrease check on the grid t0 + 1ns + k x T_dec strictly after now.
                     let base = self.grid_t0_ps + PS_PER_NS;
                     let k = (now - base) / p.rate_decrease_interval.0 + 1;
-                    ctx.timer(
-                        base + k * p.rate_decrease_interval.0,
-                        TIMER_DECREASE,
-                        self.dec_epoch,
-                    );
+                    tx.set_timer(TIMER_DECREASE, base + k * p.rate_decrease_interval.0);
                 }
             }
             Model::Paper => {
@@ -260,81 +376,22 @@ impl Dcqcn {
                 }
                 self.seen_cnp = true;
                 self.target_bps = self.rate_bps;
-                self.cut(p, f, ctx); // with the alpha before this CNP's update
+                self.cut(p, tx); // with the alpha before this CNP's update
                 self.alpha = (1.0 - p.g) * self.alpha + p.g;
                 self.alpha_ref_ps = now;
             }
         }
     }
 
-    pub(super) fn on_send(&mut self, p: &DcqcnParams, f: &mut Flow, _ctx: &mut CcCtx, bytes: u64) {
-        if p.model != Model::Paper || p.byte_counter.0 == 0 || !self.seen_cnp {
-            return;
-        }
-        self.bytes_since += bytes;
-        while self.bytes_since >= p.byte_counter.0 {
-            self.bytes_since -= p.byte_counter.0;
-            self.increase(p);
-            self.stage_bytes += 1;
-        }
-        self.apply(f);
-    }
-
-    pub(super) fn on_timer(
-        &mut self,
-        p: &DcqcnParams,
-        f: &mut Flow,
-        ctx: &mut CcCtx,
-        kind: u8,
-        epoch: u32,
-    ) {
-        let now = ctx.now_ps;
-        match kind {
-            TIMER_DECREASE if epoch == self.dec_epoch => {
-                self.catch_up_alpha(p, now);
-                if self.decrease_flag {
-                    if p.clamp_target_rate || self.stage_timer != 0 {
-                        self.target_bps = self.rate_bps;
-                    }
-                    self.decrease_flag = false;
-                    self.cut(p, f, ctx);
-                }
-            }
-            TIMER_INCREASE if epoch == self.inc_epoch => {
-                self.increase(p);
-                self.stage_timer += 1;
-                self.apply(f);
-                // At line rate with the target at line rate, further increases change nothing:
-                // stop the timer until the next decrease restarts it.
-                if self.target_bps >= self.line_bps && self.line_bps - self.rate_bps < 1.0 {
-                    self.rate_bps = self.line_bps;
-                    self.apply(f);
-                } else {
-                    ctx.timer(
-                        now + p.rate_increase_timer.0,
-                        TIMER_INCREASE,
-                        self.inc_epoch,
-                    );
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// The rate cut of both models: R <- max(R_min, R x (1 - alpha/2)); the increase stages
     /// restart and so does the increase timer.
-    fn cut(&mut self, p: &DcqcnParams, f: &mut Flow, ctx: &mut CcCtx) {
+    fn cut(&mut self, p: &DcqcnParams, tx: &mut Tx) {
         self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate.0 as f64);
         self.stage_timer = 0;
         self.stage_bytes = 0;
         self.bytes_since = 0;
-        self.inc_epoch += 1;
-        ctx.timer(
-            ctx.now_ps + p.rate_increase_timer.0,
-            TIMER_INCREASE,
-            self.inc_epoch,
-        );
-        self.apply(f);
+        tx.set_timer(TIMER_INCREASE, tx.now_ps + p.rate_increase_timer.0);
+        self.apply(tx);
     }
 
     /// One rate-increase event, staged by the counters before this event.
@@ -367,10 +424,5 @@ impl Dcqcn {
         }
         self.target_bps = self.target_bps.min(self.line_bps);
         self.rate_bps = (self.rate_bps + self.target_bps) / 2.0;
-    }
-
-    pub(super) fn cancel_timers(&mut self) {
-        self.inc_epoch += 1;
-        self.dec_epoch += 1;
     }
 }

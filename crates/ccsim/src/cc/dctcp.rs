@@ -17,11 +17,38 @@
 //! Defaults: g = 1/16, alpha starts at 1, rate_ai 615 Mb/s (the simulator's "1 MTU per 13 us
 //! RTT"), min_rate 1000 Mb/s, base_window 0 = the fabric's BDP (longest base RTT x line rate).
 
-use super::{scaled_window, AckInfo};
+use super::{scaled_window, AckInfo, EcnDefaults, Params, Scheme, SchemeInfo, SenderPart, Tx};
+use crate::net::Mark;
 use crate::scenario::units::{Rate, Size};
 use crate::scenario::ScenarioError;
-use crate::transport::Flow;
 use serde::{Deserialize, Serialize};
+
+/// The scheme type of `dctcp`.
+pub struct Dctcp;
+
+impl Scheme for Dctcp {
+    const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "dctcp",
+        description: "DCTCP for RDMA as run by the HPCC ns-3 simulator: ECN echo per ACK, alpha (g=1/16) once per window, cut by alpha/2 once per window, +1 MTU per RTT; BDP window scaled by rate, paced.",
+        paper: "Alizadeh et al., Data Center TCP (DCTCP), SIGCOMM 2010; HPCC ns-3 simulator rdma-hw.cc",
+        ecn: Some(EcnDefaults {
+            kmin_bytes: 30_000,
+            kmax_bytes: 30_000,
+            pmax: 1.0,
+            ref_rate_bps: 10_000_000_000,
+        }),
+        ack_priority: None,
+        bdp_window: true,
+        ..SchemeInfo::BASE
+    }];
+    type Params = DctcpParams;
+    type Sender = DctcpSender;
+    type Receiver = ();
+    type Switch = ();
+    fn default_params(_: &str) -> DctcpParams {
+        DctcpParams::default()
+    }
+}
 
 /// DCTCP parameters (module header: meaning, defaults, source).
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -46,8 +73,8 @@ impl Default for DctcpParams {
     }
 }
 
-impl DctcpParams {
-    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+impl Params for DctcpParams {
+    fn validate(&self) -> Result<(), ScenarioError> {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err(ScenarioError::new("cc.params.g", "must be in (0, 1]"));
         }
@@ -57,7 +84,7 @@ impl DctcpParams {
 
 /// Per-flow DCTCP state.
 #[derive(Clone, Debug)]
-pub struct Dctcp {
+pub struct DctcpSender {
     alpha: f64,
     rate_bps: f64,
     window_bytes: u64,
@@ -70,9 +97,9 @@ pub struct Dctcp {
     cwr_until_seq: u64,
 }
 
-impl Default for Dctcp {
+impl Default for DctcpSender {
     fn default() -> Self {
-        Dctcp {
+        DctcpSender {
             alpha: 1.0,
             rate_bps: 0.0,
             window_bytes: 0,
@@ -85,50 +112,60 @@ impl Default for Dctcp {
     }
 }
 
-impl Dctcp {
+impl DctcpSender {
     /// Current alpha (tests, probes).
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
 
-    pub(super) fn on_start(&mut self, p: &DctcpParams, f: &mut Flow) {
-        self.rate_bps = f.line_rate_bps as f64;
-        self.window_bytes = super::base_window_bytes(p.base_window, f);
-        self.apply(f);
+    fn apply(&self, tx: &mut Tx) {
+        let line = tx.line_rate_bps();
+        let ctl = tx.ctl();
+        ctl.rate_bps = (self.rate_bps.round() as u64).max(1);
+        ctl.window_bytes = scaled_window(self.window_bytes, ctl.rate_bps, line);
+    }
+}
+
+impl SenderPart<DctcpParams> for DctcpSender {
+    fn new(_: &DctcpParams) -> Self {
+        DctcpSender::default()
     }
 
-    fn apply(&self, f: &mut Flow) {
-        f.rate_bps = (self.rate_bps.round() as u64).max(1);
-        f.window_bytes = scaled_window(self.window_bytes, f.rate_bps, f.line_rate_bps);
+    fn on_start(&mut self, p: &DctcpParams, tx: &mut Tx) {
+        self.rate_bps = tx.line_rate_bps() as f64;
+        self.window_bytes = super::base_window_bytes(p.base_window, tx);
+        self.apply(tx);
     }
 
-    pub(super) fn on_ack(&mut self, p: &DctcpParams, f: &mut Flow, ack: &AckInfo) {
-        let mtu = f.mtu_payload_bytes;
-        self.marks += ack.ce_echo as u64;
+    fn on_ack(&mut self, p: &DctcpParams, tx: &mut Tx, ack: &AckInfo) {
+        let mtu = tx.mtu_payload_bytes();
+        let snd_nxt = tx.snd_nxt();
+        let ce = ack.mark == Mark::Ce;
+        self.marks += ce as u64;
         let new_window = ack.ack_seq > self.last_update_seq;
         if new_window {
             if self.last_update_seq == 0 {
-                self.window_pkts = f.snd_nxt / mtu + 1;
+                self.window_pkts = snd_nxt / mtu + 1;
             } else {
                 let frac = (self.marks as f64 / self.window_pkts as f64).min(1.0);
                 self.alpha = (1.0 - p.g) * self.alpha + p.g * frac;
                 self.marks = 0;
-                self.window_pkts = (f.snd_nxt - ack.ack_seq) / mtu + 1;
+                self.window_pkts = (snd_nxt - ack.ack_seq) / mtu + 1;
             }
-            self.last_update_seq = f.snd_nxt;
+            self.last_update_seq = snd_nxt;
         }
         if self.in_cwr && ack.ack_seq > self.cwr_until_seq {
             self.in_cwr = false;
         }
-        if ack.ce_echo && !self.in_cwr {
+        if ce && !self.in_cwr {
             self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate.0 as f64);
             self.in_cwr = true;
-            self.cwr_until_seq = f.snd_nxt;
+            self.cwr_until_seq = snd_nxt;
         }
         if !self.in_cwr && new_window {
-            self.rate_bps = (self.rate_bps + p.rate_ai.0 as f64).min(f.line_rate_bps as f64);
+            self.rate_bps = (self.rate_bps + p.rate_ai.0 as f64).min(tx.line_rate_bps() as f64);
         }
-        self.apply(f);
+        self.apply(tx);
     }
 }
 
@@ -140,32 +177,32 @@ mod tests {
     fn alpha_tracks_the_marked_fraction() {
         // Windows of 20 packets, 6 of them marked (30%): alpha -> 0.3 with g = 1/16.
         let p = DctcpParams::default();
-        let mut f = Flow::new(0, 1, None, 0, None);
-        f.line_rate_bps = 100_000_000_000;
-        f.mtu_payload_bytes = 1000;
-        f.base_rtt_ps = 8_000_000; // 8 us at 100 Gb/s: a 100 KB BDP
-        let mut d = Dctcp::default();
-        d.on_start(&p, &mut f);
+        let mut f = crate::cc::TestFlow::new(100_000_000_000);
+        f.f.base_rtt_ps = 8_000_000; // 8 us at 100 Gb/s: a 100 KB BDP
+        let mut d = DctcpSender::default();
+        d.on_start(&p, &mut f.tx(0));
         let mut acked = 0u64;
         for _ in 0..300 {
-            f.snd_nxt = acked + 20_000;
+            f.f.snd_nxt = acked + 20_000;
             for k in 0..20u64 {
                 acked += 1000;
                 let a = AckInfo {
+                    nack: false,
                     ack_seq: acked,
                     newly_acked_bytes: 1000,
-                    ce_echo: k % 10 < 3,
+                    mark: if k % 10 < 3 { Mark::Ce } else { Mark::None },
                     rtt_ps: 0,
+                    hdr: Default::default(),
                     int: &[],
                 };
-                d.on_ack(&p, &mut f, &a);
+                d.on_ack(&p, &mut f.tx(0), &a);
             }
         }
         assert!((d.alpha() - 0.3).abs() < 0.01, "alpha {}", d.alpha());
         // The window follows the rate: base window x rate / line rate.
         assert_eq!(
-            f.window_bytes,
-            (100_000 * f.rate_bps as u128 / 100_000_000_000) as u64
+            f.f.ctl.window_bytes,
+            (100_000 * f.f.ctl.rate_bps as u128 / 100_000_000_000) as u64
         );
     }
 }

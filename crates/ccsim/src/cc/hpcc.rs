@@ -24,12 +24,59 @@
 //! rate_ai 40 Mb/s (run.py: 10 x bw/25 Mb/s at 100 Gb/s), min_rate 1000 Mb/s. The simulator
 //! quantizes INT fields (128-byte / 80-byte units, 24-bit ns time); ccsim records them exactly.
 
-use super::AckInfo;
-use crate::net::{IntHop, MAX_INT_HOPS};
+use super::{AckInfo, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx};
+use crate::net::{IntHop, Packet, PktKind, Port, MAX_INT_HOPS};
 use crate::scenario::units::{Rate, Size};
 use crate::scenario::ScenarioError;
-use crate::transport::Flow;
 use serde::{Deserialize, Serialize};
+
+/// The scheme type of `hpcc`.
+pub struct Hpcc;
+
+impl Scheme for Hpcc {
+    const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "hpcc",
+        description: "HPCC: per-hop INT (queue, tx bytes, time, rate) at switch egress; per-ACK window from the max normalized inflight, reference window once per RTT (eta 0.95, maxStage 5); window + pacing.",
+        paper: "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019; HPCC ns-3 simulator rdma-hw.cc",
+        ack_priority: None,
+        header_bytes: INT_HEADER_BYTES,
+        bdp_window: true,
+        int: true,
+        ..SchemeInfo::BASE
+    }];
+    type Params = HpccParams;
+    type Sender = Box<HpccSender>;
+    type Receiver = ();
+    type Switch = IntStamp;
+    fn default_params(_: &str) -> HpccParams {
+        HpccParams::default()
+    }
+}
+
+/// Switch part: an INT record per egress port as a data packet leaves it (the simulator's
+/// `SwitchNotifyDequeue`): time, bytes the port sent before it, queue after it left (all
+/// priorities), link rate.
+#[derive(Clone, Copy, Debug)]
+pub struct IntStamp;
+
+impl SwitchPart<HpccParams> for IntStamp {
+    fn new(_: &HpccParams, _: &Port) -> Self {
+        IntStamp
+    }
+    #[inline]
+    fn on_dequeue(&mut self, _: &HpccParams, sw: &mut Sw, pkt: &mut Packet) {
+        if pkt.kind == PktKind::Data {
+            let port = sw.port();
+            let hop = IntHop {
+                ts_ps: sw.now_ps,
+                tx_bytes: port.tx_bytes,
+                rate_bps: port.rate_bps,
+                qlen_bytes: port.backlog_bytes() as u32,
+            };
+            sw.push_int(pkt, hop);
+        }
+    }
+}
 
 /// Bytes of the INT header on every data packet and ACK: 5 hops x 8 bytes + a 2-byte count.
 pub const INT_HEADER_BYTES: u32 = 42;
@@ -64,8 +111,8 @@ impl Default for HpccParams {
     }
 }
 
-impl HpccParams {
-    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+impl Params for HpccParams {
+    fn validate(&self) -> Result<(), ScenarioError> {
         if !(self.eta > 0.0 && self.eta <= 1.0) {
             return Err(ScenarioError::new("cc.params.eta", "must be in (0, 1]"));
         }
@@ -73,9 +120,9 @@ impl HpccParams {
     }
 }
 
-/// Per-flow HPCC state.
+/// Per-flow HPCC state (boxed in the sender enum: it keeps the last INT records).
 #[derive(Clone, Debug, Default)]
-pub struct Hpcc {
+pub struct HpccSender {
     /// Reference rate Rc (the reference window over T).
     ref_rate_bps: f64,
     inc_stage: u32,
@@ -89,25 +136,31 @@ pub struct Hpcc {
     last_pkt_bytes: u64,
 }
 
-impl Hpcc {
+impl HpccSender {
     /// Normalized inflight estimate u (tests, probes).
     pub fn u(&self) -> f64 {
         self.u
     }
+}
 
-    pub(super) fn on_start(&mut self, p: &HpccParams, f: &mut Flow) {
-        self.ref_rate_bps = f.line_rate_bps as f64;
-        self.u = 1.0;
-        self.base_rtt_ps = f.base_rtt_ps;
-        self.window_bytes = super::base_window_bytes(p.base_window, f);
-        f.window_bytes = self.window_bytes;
+impl SenderPart<HpccParams> for Box<HpccSender> {
+    fn new(_: &HpccParams) -> Self {
+        Box::default()
     }
 
-    pub(super) fn on_send(&mut self, bytes: u64) {
+    fn on_start(&mut self, p: &HpccParams, tx: &mut Tx) {
+        self.ref_rate_bps = tx.line_rate_bps() as f64;
+        self.u = 1.0;
+        self.base_rtt_ps = tx.base_rtt_ps();
+        self.window_bytes = super::base_window_bytes(p.base_window, tx);
+        tx.ctl().window_bytes = self.window_bytes;
+    }
+
+    fn on_send(&mut self, _: &HpccParams, _: &mut Tx, bytes: u64) {
         self.last_pkt_bytes = bytes;
     }
 
-    pub(super) fn on_ack(&mut self, p: &HpccParams, f: &mut Flow, ack: &AckInfo) {
+    fn on_ack(&mut self, p: &HpccParams, tx: &mut Tx, ack: &AckInfo) {
         let full_rtt = ack.ack_seq > self.last_update_seq;
         if !full_rtt && !p.fast_react {
             return;
@@ -117,11 +170,11 @@ impl Hpcc {
         if self.last_update_seq == 0 {
             // First feedback: keep the records as the reference for the next ACK.
             self.prev[..n].copy_from_slice(int);
-            self.last_update_seq = f.snd_nxt;
+            self.last_update_seq = tx.snd_nxt();
             return;
         }
         let t_ps = self.base_rtt_ps as f64;
-        let line = f.line_rate_bps as f64;
+        let line = tx.line_rate_bps() as f64;
         // Queue bytes -> rate: qlen / T at the sender's line rate over the base window.
         let q_to_bps = line / self.window_bytes as f64;
         let (mut big_u, mut dt_ps) = (0.0f64, 0u64);
@@ -149,32 +202,35 @@ impl Hpcc {
                 (self.ref_rate_bps + p.rate_ai.0 as f64, self.inc_stage + 1)
             };
             let rate = rate.clamp(p.min_rate.0 as f64, line);
-            self.change_rate(f, rate);
+            change_rate(self, tx, rate);
             if full_rtt {
                 self.ref_rate_bps = rate;
                 self.inc_stage = stage;
             }
         }
-        if full_rtt && f.snd_nxt > self.last_update_seq {
-            self.last_update_seq = f.snd_nxt;
+        if full_rtt && tx.snd_nxt() > self.last_update_seq {
+            self.last_update_seq = tx.snd_nxt();
         }
     }
+}
 
-    /// Set the rate and window; shift the pacing clock by the change in the last packet's
-    /// sending time.
-    fn change_rate(&mut self, f: &mut Flow, rate_bps: f64) {
-        let new = (rate_bps.round() as u64).max(1);
-        let old_t = crate::sim::tx_time_ps(self.last_pkt_bytes, f.rate_bps);
-        let new_t = crate::sim::tx_time_ps(self.last_pkt_bytes, new);
-        f.next_avail_ps = (f.next_avail_ps + new_t).saturating_sub(old_t);
-        f.rate_bps = new;
-        f.window_bytes = super::scaled_window(self.window_bytes, new, f.line_rate_bps);
-    }
+/// Set the rate and window; shift the pacing clock by the change in the last packet's sending
+/// time.
+fn change_rate(h: &HpccSender, tx: &mut Tx, rate_bps: f64) {
+    let new = (rate_bps.round() as u64).max(1);
+    let line = tx.line_rate_bps();
+    let ctl = tx.ctl();
+    let old_t = crate::sim::tx_time_ps(h.last_pkt_bytes, ctl.rate_bps);
+    let new_t = crate::sim::tx_time_ps(h.last_pkt_bytes, new);
+    ctl.next_avail_ps = (ctl.next_avail_ps + new_t).saturating_sub(old_t);
+    ctl.rate_bps = new;
+    ctl.window_bytes = super::scaled_window(h.window_bytes, new, line);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::TestFlow;
 
     fn hop(ts_ps: u64, tx_bytes: u64) -> IntHop {
         IntHop {
@@ -190,34 +246,35 @@ mod tests {
         // One hop at 100G. Over one base RTT the hop sent twice its capacity worth of bytes:
         // U = 2, the EWMA moves fully to 2 (tau = T), and W = Wc / (U / eta) + W_AI.
         let p = HpccParams::default();
-        let mut f = Flow::new(0, 1, None, 0, None);
-        f.line_rate_bps = 100_000_000_000;
-        f.rate_bps = f.line_rate_bps;
-        f.base_rtt_ps = 10_000_000; // 10 us
-        let mut h = Hpcc::default();
-        h.on_start(&p, &mut f);
+        let mut f = TestFlow::new(100_000_000_000);
+        f.f.base_rtt_ps = 10_000_000; // 10 us
+        let mut h: Box<HpccSender> = SenderPart::new(&p);
+        h.on_start(&p, &mut f.tx(0));
         let mut int = [hop(1_000_000, 0)];
-        f.snd_nxt = 10_000;
-        h.on_ack(&p, &mut f, &ack(&int, 1000)); // first feedback: reference only
-        assert_eq!(f.rate_bps, 100_000_000_000);
+        f.f.snd_nxt = 10_000;
+        h.on_ack(&p, &mut f.tx(0), &ack(&int, 1000)); // first feedback: reference only
+        assert_eq!(f.f.ctl.rate_bps, 100_000_000_000);
         int[0] = hop(11_000_000, 250_000); // 250 KB in 10 us = 200 Gb/s
-        f.snd_nxt = 20_000;
-        h.on_ack(&p, &mut f, &ack(&int, 11_000));
+        f.f.snd_nxt = 20_000;
+        h.on_ack(&p, &mut f.tx(0), &ack(&int, 11_000));
         assert!((h.u() - 2.0).abs() < 1e-9);
         let want = 100e9 / (2.0 / 0.95) + 40e6;
-        assert!((f.rate_bps as f64 - want).abs() < 1.0, "{}", f.rate_bps);
+        let rate = f.f.ctl.rate_bps;
+        assert!((rate as f64 - want).abs() < 1.0, "{rate}");
         assert_eq!(
-            f.window_bytes,
-            (125_000u128 * f.rate_bps as u128 / 100_000_000_000) as u64
+            f.f.ctl.window_bytes,
+            (125_000u128 * rate as u128 / 100_000_000_000) as u64
         );
     }
 
     fn ack(int: &[IntHop], ack_seq: u64) -> AckInfo<'_> {
         AckInfo {
+            nack: false,
             ack_seq,
             newly_acked_bytes: 0,
-            ce_echo: false,
+            mark: crate::net::Mark::None,
             rtt_ps: 0,
+            hdr: Default::default(),
             int,
         }
     }

@@ -1,333 +1,821 @@
-//! Congestion control schemes. Each scheme is one file with its parameters (typed, with
-//! documented defaults) and its per-flow state; this module is the registry and the narrow set
-//! of hooks the transport calls (static dispatch through enums, no trait objects per packet).
+//! Congestion-control schemes. A scheme is one file `cc/<name>.rs` holding up to three parts
+//! and its typed parameters, plus one line in `registry!` below; nothing outside `cc/` names a
+//! concrete scheme. The parts (each a trait with no-op defaults; `()` is the empty part):
 //!
-//! Adding a scheme: write `cc/<name>.rs`, add a variant to `CcParams` and `CcState`, and one
-//! entry to `SCHEMES`.
+//! * **Sender** (`SenderPart`, per flow): start, ACK/NACK, control packets addressed to the
+//!   flow, each data packet sent, its timers, finish. It sets the flow's rate, window, halt
+//!   ("send nothing before") and credit through `Tx`, and may send control packets.
+//! * **Receiver** (`ReceiverPart`, per flow, with per-host state `Host`): each data arrival,
+//!   what each ACK carries (`ack_hdr`), its timers and the host's timers; it may originate
+//!   control packets (a CNP with a rate, a grant, a credit, a pull).
+//! * **Switch** (`SwitchPart`, per egress port; hooks get the priority): enqueue (drop, trim,
+//!   mark, sample, feedback to the source), dequeue (mark, stamp INT or a rate), PFC PAUSE and
+//!   RESUME received by the port, its timers (a periodic tick re-arms itself).
+//!
+//! Dispatch is static: the registry macro generates one enum per part with a variant per
+//! scheme type, and each hook is a `match` on (parameters, state). No trait objects, no hashing.
+//! Hooks run at the engine's call sites listed in `docs/design.md`; after every sender hook the
+//! engine restarts the host's NIC, and control packets a hook asks for are sent right after it.
 
 pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
+pub mod none;
 pub mod qcn;
+#[cfg(test)]
+mod test_scheme;
 pub mod timely;
 
-use crate::net::IntHop;
+use crate::net::{IntHop, IntStack, Mark, Packet, Port, SchemeHdr};
 use crate::scenario::ScenarioError;
-use crate::sim::{Event, EventQueue};
-use crate::transport::Flow;
+use crate::sim::{Event, EventQueue, Rng, TimerOwner};
+use crate::transport::{Flow, SendCtl};
+use serde::{de::DeserializeOwned, Serialize};
+use std::fmt::Debug;
 
-/// What a scheme needs from the fabric beyond forwarding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SwitchFeature {
-    /// Nothing, or RED/ECN marking when the scheme has `ecn` defaults.
-    Plain,
-    /// Switches append INT records (HPCC).
-    Int,
-    /// Switches run the QCN congestion point and send feedback to sources.
-    QcnCp,
+/// Timer kinds each owner (a flow's sender or receiver, a host, a port) may use: 0..TIMER_KINDS.
+pub const TIMER_KINDS: usize = 4;
+/// Current epoch per timer kind of one owner; an `Event::Timer` with an older epoch is stale.
+pub type TimerEpochs = [u32; TIMER_KINDS];
+
+/// ECN (RED) thresholds a scheme wants by default, given at `ref_rate_bps` and scaled by each
+/// port's rate.
+#[derive(Clone, Copy, Debug)]
+pub struct EcnDefaults {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax: f64,
+    pub ref_rate_bps: u64,
 }
 
-/// A registered scheme: how the scenario names it and what the fabric must do for it.
+/// ECN thresholds for a scheme without its own that a scenario turns marking on for: the HPCC
+/// simulator's DCQCN maps (400 KB / 1600 KB / 0.2 at 100 Gb/s).
+pub const DEFAULT_ECN: EcnDefaults = EcnDefaults {
+    kmin_bytes: 400_000,
+    kmax_bytes: 1_600_000,
+    pmax: 0.2,
+    ref_rate_bps: 100_000_000_000,
+};
+
+/// The fabric a scheme runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FabricMode {
+    /// Lossless (PFC) or lossy.
+    Any,
+    /// Needs PFC.
+    Lossless,
+    /// Needs a lossy fabric (PFC off).
+    Lossy,
+}
+
+/// A registered scheme name: how scenarios name it and what the engine must do for it.
+#[derive(Clone, Copy, Debug)]
 pub struct SchemeInfo {
     pub name: &'static str,
     pub description: &'static str,
     pub paper: &'static str,
-    /// Switches mark ECN (RED) for this scheme unless the scenario says otherwise, with these
-    /// default thresholds: (kmin, kmax bytes, pmax, at ref rate bps). None: no marking.
-    pub ecn: Option<(u64, u64, f64, u64)>,
-    /// Default priority of ACK/NACK/CNP; None = the data priority (ACKs share the data queue).
+    /// Switches mark ECN (RED) with these thresholds unless the scenario says otherwise.
+    pub ecn: Option<EcnDefaults>,
+    /// Default priority of ACK/NACK/control packets; None = the data priority (ACKs share the
+    /// data queue).
     pub ack_priority: Option<u8>,
-    pub switch_feature: SwitchFeature,
     /// Header bytes the scheme adds to every data packet and ACK (INT, timestamps).
-    pub extra_header_bytes: u32,
-    /// The sender keeps a window derived from the fabric's bandwidth-delay product.
+    pub header_bytes: u32,
+    /// The sender's flows learn the fabric's longest base RTT (for a BDP window).
     pub bdp_window: bool,
+    /// Data packets collect INT records (the engine keeps them beside the packet and hands the
+    /// data packet's records to the sender with its ACK).
+    pub int: bool,
+    /// A lossy switch trims a data packet it would drop to its header (NDP).
+    pub trim: bool,
+    /// Senders may give each packet its own priority (`SendCtl::data_prio`).
+    pub prio_per_packet: bool,
+    pub fabric: FabricMode,
 }
 
-/// Every scheme ccsim knows, in `ccsim list` order.
-pub const SCHEMES: &[SchemeInfo] = &[
-    SchemeInfo {
-        name: "none",
-        description: "No congestion control: every flow sends at line rate; PFC alone prevents loss.",
+impl SchemeInfo {
+    /// A scheme with nothing but a name: no ECN, ACKs at priority 0, no header, no BDP window,
+    /// no INT, no trimming, any fabric. Registry entries override what they need.
+    pub const BASE: SchemeInfo = SchemeInfo {
+        name: "",
+        description: "",
         paper: "-",
         ecn: None,
         ack_priority: Some(0),
-        switch_feature: SwitchFeature::Plain,
-        extra_header_bytes: 0,
+        header_bytes: 0,
         bdp_window: false,
-    },
-    SchemeInfo {
-        name: "dcqcn",
-        description: "DCQCN as modelled by the HPCC ns-3 simulator (Mellanox timers: alpha 1us, decrease 4us, increase 300us; CE echoed on every ACK).",
-        paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
-        ecn: Some((400_000, 1_600_000, 0.2, 100_000_000_000)),
-        ack_priority: Some(0),
-        switch_feature: SwitchFeature::Plain,
-        extra_header_bytes: 0,
-        bdp_window: false,
-    },
-    SchemeInfo {
-        name: "dcqcn_paper",
-        description: "DCQCN with the paper's reaction point: 55us alpha/increase timers, 10MB byte counter, F=5, CNP at most once per 50us per flow.",
-        paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015",
-        ecn: Some((5_000, 200_000, 0.01, 40_000_000_000)),
-        ack_priority: Some(0),
-        switch_feature: SwitchFeature::Plain,
-        extra_header_bytes: 0,
-        bdp_window: false,
-    },
-    SchemeInfo {
-        name: "timely",
-        description: "TIMELY as run by the HPCC ns-3 simulator: RTT-gradient rate control once per RTT (alpha 0.875, beta 0.8, T_low 50us, T_high 500us), paced; 8-byte timestamp header.",
-        paper: "Mittal et al., TIMELY: RTT-based Congestion Control for the Datacenter, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
-        ecn: None,
-        ack_priority: Some(0),
-        switch_feature: SwitchFeature::Plain,
-        extra_header_bytes: timely::TS_HEADER_BYTES,
-        bdp_window: false,
-    },
-    SchemeInfo {
-        name: "hpcc",
-        description: "HPCC: per-hop INT (queue, tx bytes, time, rate) at switch egress; per-ACK window from the max normalized inflight, reference window once per RTT (eta 0.95, maxStage 5); window + pacing.",
-        paper: "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019; HPCC ns-3 simulator rdma-hw.cc",
-        ecn: None,
-        ack_priority: None,
-        switch_feature: SwitchFeature::Int,
-        extra_header_bytes: hpcc::INT_HEADER_BYTES,
-        bdp_window: true,
-    },
-    SchemeInfo {
-        name: "dctcp",
-        description: "DCTCP for RDMA as run by the HPCC ns-3 simulator: ECN echo per ACK, alpha (g=1/16) once per window, cut by alpha/2 once per window, +1 MTU per RTT; BDP window scaled by rate, paced.",
-        paper: "Alizadeh et al., Data Center TCP (DCTCP), SIGCOMM 2010; HPCC ns-3 simulator rdma-hw.cc",
-        ecn: Some((30_000, 30_000, 1.0, 10_000_000_000)),
-        ack_priority: None,
-        switch_feature: SwitchFeature::Plain,
-        extra_header_bytes: 0,
-        bdp_window: true,
-    },
-    SchemeInfo {
-        name: "qcn",
-        description: "QCN (IEEE 802.1Qau): switches sample arrivals and send quantized feedback Fb = -(Q_off + w Q_delta) to the source; the source cuts by Gd|Fb| and recovers by byte counter and timer (fast recovery, active, hyper-active increase).",
-        paper: "Alizadeh et al., Data Center Transport Mechanisms: Congestion Control Theory and IEEE Standardization, Allerton 2008; IEEE 802.1Qau",
-        ecn: None,
-        ack_priority: Some(0),
-        switch_feature: SwitchFeature::QcnCp,
-        extra_header_bytes: 0,
-        bdp_window: false,
-    },
-];
-
-/// Look a scheme up by name.
-pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
-    SCHEMES.iter().find(|s| s.name == name)
+        int: false,
+        trim: false,
+        prio_per_packet: false,
+        fabric: FabricMode::Any,
+    };
 }
 
-/// Typed parameters of the selected scheme.
-#[derive(Clone, Debug)]
-pub enum CcParams {
-    None,
-    Dcqcn(dcqcn::DcqcnParams),
-    Timely(timely::TimelyParams),
-    Hpcc(hpcc::HpccParams),
-    Dctcp(dctcp::DctcpParams),
-    Qcn(qcn::QcnParams),
-}
-
-impl CcParams {
-    /// Parse and check `[cc.params]` for `scheme`; errors name the field as `cc.params.<key>`.
-    pub fn parse(scheme_name: &str, params: &toml::Table) -> Result<CcParams, ScenarioError> {
-        use crate::scenario::from_value_at as parse;
-        let v = toml::Value::Table(params.clone());
-        let at = "cc.params";
-        let p = match scheme_name {
-            "none" => {
-                if let Some(k) = params.keys().next() {
-                    return Err(ScenarioError::new(
-                        &format!("cc.params.{k}"),
-                        "scheme `none` has no parameters; remove it",
-                    ));
-                }
-                CcParams::None
-            }
-            "dcqcn" => CcParams::Dcqcn(parse(v, at, dcqcn::DcqcnParams::hpcc_sim())?),
-            "dcqcn_paper" => CcParams::Dcqcn(parse(v, at, dcqcn::DcqcnParams::paper())?),
-            "timely" => CcParams::Timely(parse(v, at, timely::TimelyParams::default())?),
-            "hpcc" => CcParams::Hpcc(parse(v, at, hpcc::HpccParams::default())?),
-            "dctcp" => CcParams::Dctcp(parse(v, at, dctcp::DctcpParams::default())?),
-            "qcn" => CcParams::Qcn(parse(v, at, qcn::QcnParams::default())?),
-            other => {
-                let names: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
-                return Err(ScenarioError::new(
-                    "cc.scheme",
-                    format!("unknown scheme `{other}`; use one of: {}", names.join(", ")),
-                ));
-            }
-        };
-        p.validate()?;
-        Ok(p)
-    }
-
+/// A scheme's typed parameters (`[cc.params]`, serde with documented defaults).
+pub trait Params: Clone + Debug + Serialize + DeserializeOwned {
+    /// Check ranges; errors name `cc.params.<field>`.
     fn validate(&self) -> Result<(), ScenarioError> {
-        match self {
-            CcParams::None => Ok(()),
-            CcParams::Dcqcn(p) => p.validate(),
-            CcParams::Timely(p) => p.validate(),
-            CcParams::Hpcc(p) => p.validate(),
-            CcParams::Dctcp(p) => p.validate(),
-            CcParams::Qcn(p) => p.validate(),
-        }
-    }
-
-    /// The parameters with defaults filled in, for the resolved config and `ccsim list`.
-    pub fn to_table(&self) -> toml::Table {
-        let t = match self {
-            CcParams::None => return toml::Table::new(),
-            CcParams::Dcqcn(p) => toml::Table::try_from(p),
-            CcParams::Timely(p) => toml::Table::try_from(p),
-            CcParams::Hpcc(p) => toml::Table::try_from(p),
-            CcParams::Dctcp(p) => toml::Table::try_from(p),
-            CcParams::Qcn(p) => toml::Table::try_from(p),
-        };
-        t.expect("params serialize")
-    }
-
-    /// Fresh per-flow state.
-    pub fn new_state(&self) -> CcState {
-        match self {
-            CcParams::None => CcState::None,
-            CcParams::Dcqcn(p) => CcState::Dcqcn(dcqcn::Dcqcn::new(p)),
-            CcParams::Timely(_) => CcState::Timely(timely::Timely::default()),
-            CcParams::Hpcc(_) => CcState::Hpcc(Box::default()),
-            CcParams::Dctcp(_) => CcState::Dctcp(dctcp::Dctcp::default()),
-            CcParams::Qcn(_) => CcState::Qcn(qcn::QcnRp::default()),
-        }
-    }
-
-    /// Receiver side: minimum gap between standalone CNPs (0 = echo CE on ACKs instead).
-    pub fn cnp_interval_ps(&self) -> u64 {
-        match self {
-            CcParams::Dcqcn(p) => p.cnp_interval.0,
-            _ => 0,
-        }
+        Ok(())
     }
 }
 
-/// Per-flow congestion-control state. (HPCC's is boxed: it keeps the last INT records.)
-#[derive(Clone, Debug)]
-pub enum CcState {
-    None,
-    Dcqcn(dcqcn::Dcqcn),
-    Timely(timely::Timely),
-    Hpcc(Box<hpcc::Hpcc>),
-    Dctcp(dctcp::Dctcp),
-    Qcn(qcn::QcnRp),
+/// One scheme type: its registered names and its parts.
+pub trait Scheme {
+    /// The names this type serves (one per set of default parameters).
+    const SCHEMES: &'static [SchemeInfo];
+    type Params: Params;
+    type Sender: SenderPart<Self::Params>;
+    type Receiver: ReceiverPart<Self::Params>;
+    type Switch: SwitchPart<Self::Params>;
+    /// Default parameters of the registered name `name` (one of `SCHEMES`).
+    fn default_params(name: &str) -> Self::Params;
 }
 
-/// What a hook may touch besides its own state: the clock, the event queue (for timers) and the
-/// flow's sender fields (rate, window).
-pub struct CcCtx<'a> {
-    pub now_ps: u64,
-    pub flow_id: u32,
-    pub q: &'a mut EventQueue,
+/// The sender part, per flow.
+pub trait SenderPart<P>: Clone + Debug {
+    fn new(p: &P) -> Self;
+    /// The flow starts; the engine has set its rate to line rate and opened its window.
+    fn on_start(&mut self, _p: &P, _tx: &mut Tx) {}
+    /// An ACK or NACK arrived (the transport has already advanced `snd_una`).
+    fn on_ack(&mut self, _p: &P, _tx: &mut Tx, _ack: &AckInfo) {}
+    /// A control packet for this flow arrived (CNP, feedback, grant, credit, pull, ...).
+    fn on_ctrl(&mut self, _p: &P, _tx: &mut Tx, _c: &CtrlInfo) {}
+    /// A data packet of `bytes` on the wire just left the NIC.
+    fn on_send(&mut self, _p: &P, _tx: &mut Tx, _bytes: u64) {}
+    /// Timer `kind` set through `Tx::set_timer` fired (stale timers never reach the hook).
+    fn on_timer(&mut self, _p: &P, _tx: &mut Tx, _kind: u8) {}
+    /// The flow finished; its timers are already cancelled.
+    fn on_finish(&mut self, _p: &P, _tx: &mut Tx) {}
 }
 
-impl CcCtx<'_> {
-    /// Schedule timer `kind` at `at_ps`, valid while the scheme keeps `epoch`.
-    pub fn timer(&mut self, at_ps: u64, kind: u8, epoch: u32) {
-        self.q.push(
-            at_ps,
-            Event::CcTimer {
-                flow: self.flow_id,
-                kind,
-                epoch,
-            },
-        );
+/// The receiver part, per flow, with state per receiving host.
+pub trait ReceiverPart<P>: Clone + Debug {
+    /// State per receiving host (a host's active flows, a grant or pull schedule).
+    type Host: Clone + Debug + Default;
+    fn new(p: &P) -> Self;
+    /// A data packet of this flow arrived (in order, out of order, duplicate or trimmed).
+    /// Runs before the transport's ACK or NACK for it is built.
+    fn on_data(&mut self, _host: &mut Self::Host, _p: &P, _rx: &mut Rx, _d: &DataInfo) {}
+    /// A control packet for this flow's receiver arrived (a request to send, ...).
+    fn on_ctrl(&mut self, _host: &mut Self::Host, _p: &P, _rx: &mut Rx, _c: &CtrlInfo) {}
+    /// The scheme fields of the next ACK/NACK (a window, a rate ...).
+    fn ack_hdr(&self, _p: &P) -> SchemeHdr {
+        SchemeHdr::default()
     }
+    /// Timer `kind` set through `Rx::set_timer` fired.
+    fn on_timer(&mut self, _host: &mut Self::Host, _p: &P, _rx: &mut Rx, _kind: u8) {}
+    /// Timer `kind` set through `HostCtx::set_timer` fired.
+    fn on_host_timer(_host: &mut Self::Host, _p: &P, _hx: &mut HostCtx, _kind: u8) {}
 }
 
-/// Congestion feedback carried by an ACK or NACK.
+/// What a switch does with a packet it is about to queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Enqueue,
+    Drop,
+    /// Cut a data packet to its header and queue it at control priority (NDP).
+    Trim,
+}
+
+/// The switch part, per egress port (hooks get the packet's priority in `Sw::prio`).
+pub trait SwitchPart<P>: Clone + Debug {
+    /// False for the empty part: the engine then keeps no per-port state and calls no hook.
+    const ENABLED: bool = true;
+    fn new(p: &P, port: &Port) -> Self;
+    /// A packet passed admission and is about to join the queue; `sw.queue_bytes()` counts it.
+    fn on_enqueue(&mut self, _p: &P, _sw: &mut Sw, _pkt: &mut Packet) -> Verdict {
+        Verdict::Enqueue
+    }
+    /// A data or ACK packet leaves the queue (after RED marking).
+    fn on_dequeue(&mut self, _p: &P, _sw: &mut Sw, _pkt: &mut Packet) {}
+    /// The port received a PFC PAUSE for class `sw.prio`.
+    fn on_pause(&mut self, _p: &P, _sw: &mut Sw) {}
+    /// The port received a PFC RESUME for class `sw.prio`.
+    fn on_resume(&mut self, _p: &P, _sw: &mut Sw) {}
+    /// Timer `kind` set through `Sw::set_timer` fired.
+    fn on_timer(&mut self, _p: &P, _sw: &mut Sw, _kind: u8) {}
+}
+
+impl<P> SenderPart<P> for () {
+    fn new(_: &P) -> Self {}
+}
+impl<P> ReceiverPart<P> for () {
+    type Host = ();
+    fn new(_: &P) -> Self {}
+}
+impl<P> SwitchPart<P> for () {
+    const ENABLED: bool = false;
+    fn new(_: &P, _: &Port) -> Self {}
+}
+
+/// An ACK or NACK as the sender sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct AckInfo<'a> {
+    pub nack: bool,
     /// Cumulative ACK: every byte below it has arrived.
     pub ack_seq: u64,
     pub newly_acked_bytes: u64,
-    pub ce_echo: bool,
+    /// Echo of the strongest mark on the data packets this ACK covers (a NACK: on the packet
+    /// that triggered it).
+    pub mark: Mark,
     /// Now minus the send time of the data packet this ACK answers.
     pub rtt_ps: u64,
+    /// The receiver part's fields (`ReceiverPart::ack_hdr`).
+    pub hdr: SchemeHdr,
     /// INT records of that data packet's path, one per switch (empty unless the scheme
     /// enables INT).
     pub int: &'a [IntHop],
 }
 
-impl CcState {
-    /// The flow starts: set its initial rate and window.
-    pub fn on_start(&mut self, p: &CcParams, f: &mut Flow) {
-        f.rate_bps = f.line_rate_bps;
-        match (self, p) {
-            (CcState::Dcqcn(s), CcParams::Dcqcn(_)) => s.on_start(f),
-            (CcState::Timely(s), CcParams::Timely(_)) => s.on_start(f),
-            (CcState::Hpcc(s), CcParams::Hpcc(p)) => s.on_start(p, f),
-            (CcState::Dctcp(s), CcParams::Dctcp(p)) => s.on_start(p, f),
-            (CcState::Qcn(s), CcParams::Qcn(p)) => s.on_start(p, f),
-            _ => {}
+/// A control packet as its destination sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct CtrlInfo {
+    pub code: u8,
+    pub hdr: SchemeHdr,
+    pub mark: Mark,
+    /// When it was sent.
+    pub sent_ps: u64,
+}
+
+/// A data packet as the receiver part sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct DataInfo {
+    pub seq: u64,
+    pub payload_bytes: u32,
+    pub size_bytes: u32,
+    pub mark: Mark,
+    /// When the sender transmitted it.
+    pub sent_ps: u64,
+    pub hdr: SchemeHdr,
+    /// It was the next expected packet (the receiver's in-order point moved past it).
+    pub in_order: bool,
+    /// A switch trimmed it to its header; the payload is lost.
+    pub trimmed: bool,
+}
+
+/// A control packet a hook asks the engine to send (after the hook returns, in order).
+#[derive(Clone, Copy, Debug)]
+pub struct CtrlMsg {
+    pub flow: u32,
+    /// Toward the flow's sender (true) or receiver (false).
+    pub to_sender: bool,
+    pub code: u8,
+    pub hdr: SchemeHdr,
+    pub mark: Mark,
+    pub ts_ps: u64,
+}
+
+/// Set timer `kind` of an owner at `at_ps`, replacing any pending one of that kind.
+fn set_timer(
+    q: &mut EventQueue,
+    epochs: &mut TimerEpochs,
+    owner: TimerOwner,
+    id: u32,
+    kind: u8,
+    at_ps: u64,
+) {
+    let e = &mut epochs[kind as usize];
+    *e = e.wrapping_add(1);
+    q.push(
+        at_ps,
+        Event::Timer {
+            owner,
+            kind,
+            id,
+            epoch: *e,
+        },
+    );
+}
+
+/// What a sender hook may see and touch: the clock, the flow's sequence state (read only), its
+/// send control (rate, window, halt, credit, priority), its timers, and control packets to send.
+pub struct Tx<'a> {
+    pub now_ps: u64,
+    flow_id: u32,
+    f: &'a mut Flow,
+    q: &'a mut EventQueue,
+    out: &'a mut Vec<CtrlMsg>,
+}
+
+impl<'a> Tx<'a> {
+    pub(crate) fn new(
+        now_ps: u64,
+        flow_id: u32,
+        f: &'a mut Flow,
+        q: &'a mut EventQueue,
+        out: &'a mut Vec<CtrlMsg>,
+    ) -> Tx<'a> {
+        Tx {
+            now_ps,
+            flow_id,
+            f,
+            q,
+            out,
         }
     }
-    /// An ACK or NACK arrived at the sender.
-    pub fn on_ack(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx, ack: AckInfo) {
-        match (self, p) {
-            (CcState::Dcqcn(s), CcParams::Dcqcn(p)) if ack.ce_echo && p.cnp_interval.0 == 0 => {
-                s.on_cnp(p, f, ctx)
+    /// The flow's rate, window, halt time, credit and data priority.
+    #[inline]
+    pub fn ctl(&mut self) -> &mut SendCtl {
+        &mut self.f.ctl
+    }
+    #[inline]
+    pub fn rate_bps(&self) -> u64 {
+        self.f.ctl.rate_bps
+    }
+    #[inline]
+    pub fn line_rate_bps(&self) -> u64 {
+        self.f.line_rate_bps
+    }
+    #[inline]
+    pub fn mtu_payload_bytes(&self) -> u64 {
+        self.f.mtu_payload_bytes
+    }
+    /// Next new byte to send.
+    #[inline]
+    pub fn snd_nxt(&self) -> u64 {
+        self.f.snd_nxt
+    }
+    /// Every byte below it is acknowledged.
+    #[inline]
+    pub fn snd_una(&self) -> u64 {
+        self.f.snd_una
+    }
+    /// The fabric's longest base RTT (set for schemes with `bdp_window`).
+    #[inline]
+    pub fn base_rtt_ps(&self) -> u64 {
+        self.f.base_rtt_ps
+    }
+    /// Bandwidth-delay product of `base_rtt_ps` at the line rate.
+    pub fn bdp_bytes(&self) -> u64 {
+        self.f.bdp_bytes()
+    }
+    pub fn flow_id(&self) -> u32 {
+        self.flow_id
+    }
+    /// Fire `on_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
+    pub fn set_timer(&mut self, kind: u8, at_ps: u64) {
+        let id = self.flow_id;
+        set_timer(
+            self.q,
+            &mut self.f.tx_timers,
+            TimerOwner::Sender,
+            id,
+            kind,
+            at_ps,
+        );
+    }
+    /// Cancel the pending timer of `kind`, if any.
+    pub fn cancel_timer(&mut self, kind: u8) {
+        self.f.tx_timers[kind as usize] += 1;
+    }
+    /// Send a control packet to the flow's receiver.
+    pub fn send_ctrl(&mut self, code: u8, hdr: SchemeHdr, mark: Mark) {
+        self.out.push(CtrlMsg {
+            flow: self.flow_id,
+            to_sender: false,
+            code,
+            hdr,
+            mark,
+            ts_ps: self.now_ps,
+        });
+    }
+}
+
+/// What a receiver hook may see and touch: the clock, the flow's receive state (read only),
+/// its timers, and control packets to send.
+pub struct Rx<'a> {
+    pub now_ps: u64,
+    flow_id: u32,
+    f: &'a mut Flow,
+    q: &'a mut EventQueue,
+    out: &'a mut Vec<CtrlMsg>,
+}
+
+impl<'a> Rx<'a> {
+    pub(crate) fn new(
+        now_ps: u64,
+        flow_id: u32,
+        f: &'a mut Flow,
+        q: &'a mut EventQueue,
+        out: &'a mut Vec<CtrlMsg>,
+    ) -> Rx<'a> {
+        Rx {
+            now_ps,
+            flow_id,
+            f,
+            q,
+            out,
+        }
+    }
+    pub fn flow_id(&self) -> u32 {
+        self.flow_id
+    }
+    /// Sending host id.
+    pub fn src(&self) -> u32 {
+        self.f.src
+    }
+    /// Receiving host id.
+    pub fn dst(&self) -> u32 {
+        self.f.dst
+    }
+    /// Every byte below it has arrived.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.f.rcv_nxt
+    }
+    /// The flow's size (`transport::UNBOUNDED` while a long-lived flow runs).
+    pub fn size_bytes(&self) -> u64 {
+        self.f.size_bytes
+    }
+    /// Fire `on_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
+    pub fn set_timer(&mut self, kind: u8, at_ps: u64) {
+        let id = self.flow_id;
+        set_timer(
+            self.q,
+            &mut self.f.rx_timers,
+            TimerOwner::Receiver,
+            id,
+            kind,
+            at_ps,
+        );
+    }
+    /// Cancel the pending timer of `kind`, if any.
+    pub fn cancel_timer(&mut self, kind: u8) {
+        self.f.rx_timers[kind as usize] += 1;
+    }
+    /// Send a control packet to the flow's sender.
+    pub fn send_ctrl(&mut self, code: u8, hdr: SchemeHdr, mark: Mark, ts_ps: u64) {
+        self.out.push(CtrlMsg {
+            flow: self.flow_id,
+            to_sender: true,
+            code,
+            hdr,
+            mark,
+            ts_ps,
+        });
+    }
+}
+
+/// What a host timer hook may touch: the clock, the host's timers and control packets to send
+/// (to any flow's sender or receiver).
+pub struct HostCtx<'a> {
+    pub now_ps: u64,
+    pub host: u32,
+    q: &'a mut EventQueue,
+    epochs: &'a mut TimerEpochs,
+    out: &'a mut Vec<CtrlMsg>,
+}
+
+impl<'a> HostCtx<'a> {
+    pub(crate) fn new(
+        now_ps: u64,
+        host: u32,
+        q: &'a mut EventQueue,
+        epochs: &'a mut TimerEpochs,
+        out: &'a mut Vec<CtrlMsg>,
+    ) -> HostCtx<'a> {
+        HostCtx {
+            now_ps,
+            host,
+            q,
+            epochs,
+            out,
+        }
+    }
+    /// Fire `on_host_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
+    pub fn set_timer(&mut self, kind: u8, at_ps: u64) {
+        set_timer(
+            self.q,
+            self.epochs,
+            TimerOwner::Host,
+            self.host,
+            kind,
+            at_ps,
+        );
+    }
+    /// Send a control packet for `msg.flow`.
+    pub fn send_ctrl(&mut self, msg: CtrlMsg) {
+        self.out.push(msg);
+    }
+}
+
+/// What a switch hook may see and touch: the clock, the egress port (read only) and the
+/// packet's priority, the marking RNG, INT records, the port's timers, and feedback packets to
+/// a flow's source (routed back from this switch).
+pub struct Sw<'a> {
+    pub now_ps: u64,
+    pub port_id: u32,
+    pub prio: u8,
+    port: &'a Port,
+    /// Queue bytes of `prio` including the packet at hand (enqueue) or after it left (dequeue).
+    queue_bytes: u64,
+    pkt_id: u32,
+    ints: &'a mut Vec<IntStack>,
+    arena_len: usize,
+    rng: &'a mut Rng,
+    q: &'a mut EventQueue,
+    epochs: &'a mut TimerEpochs,
+    out: &'a mut Vec<CtrlMsg>,
+}
+
+impl<'a> Sw<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        now_ps: u64,
+        port_id: u32,
+        prio: u8,
+        port: &'a Port,
+        queue_bytes: u64,
+        pkt: (u32, usize),
+        ints: &'a mut Vec<IntStack>,
+        rng: &'a mut Rng,
+        q: &'a mut EventQueue,
+        epochs: &'a mut TimerEpochs,
+        out: &'a mut Vec<CtrlMsg>,
+    ) -> Sw<'a> {
+        Sw {
+            now_ps,
+            port_id,
+            prio,
+            port,
+            queue_bytes,
+            pkt_id: pkt.0,
+            arena_len: pkt.1,
+            ints,
+            rng,
+            q,
+            epochs,
+            out,
+        }
+    }
+    /// The egress port: rate, bytes sent, backlog of every priority.
+    pub fn port(&self) -> &Port {
+        self.port
+    }
+    /// Bytes queued at this priority (see the hook for whether the packet at hand counts).
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+    /// The fabric's marking random stream (shared with RED, so runs stay deterministic).
+    pub fn rng(&mut self) -> &mut Rng {
+        self.rng
+    }
+    /// Append an INT record to the packet at hand (`pkt.sub` counts them), if it has room.
+    pub fn push_int(&mut self, pkt: &mut Packet, hop: IntHop) {
+        let n = pkt.sub as usize;
+        if n >= crate::net::MAX_INT_HOPS {
+            return;
+        }
+        let i = self.pkt_id as usize;
+        if i >= self.ints.len() {
+            self.ints
+                .resize(self.arena_len.max(i + 1), IntStack::default());
+        }
+        self.ints[i].hops[n] = hop;
+        pkt.sub += 1;
+    }
+    /// Send feedback to the source of `flow`, from this switch, at control priority.
+    pub fn send_to_source(&mut self, flow: u32, code: u8, hdr: SchemeHdr, mark: Mark) {
+        self.out.push(CtrlMsg {
+            flow,
+            to_sender: true,
+            code,
+            hdr,
+            mark,
+            ts_ps: self.now_ps,
+        });
+    }
+    /// Fire `on_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
+    pub fn set_timer(&mut self, kind: u8, at_ps: u64) {
+        set_timer(
+            self.q,
+            self.epochs,
+            TimerOwner::Port,
+            self.port_id,
+            kind,
+            at_ps,
+        );
+    }
+}
+
+/// Every scheme ccsim knows, in `ccsim list` order.
+pub fn schemes() -> impl Iterator<Item = &'static SchemeInfo> {
+    SCHEME_TYPES.iter().flat_map(|t| t.iter())
+}
+
+/// Look a scheme up by name.
+pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
+    schemes().find(|s| s.name == name)
+}
+
+fn unknown_scheme(name: &str) -> ScenarioError {
+    let names: Vec<&str> = schemes().map(|s| s.name).collect();
+    ScenarioError::new(
+        "cc.scheme",
+        format!("unknown scheme `{name}`; use one of: {}", names.join(", ")),
+    )
+}
+
+macro_rules! registry {
+    ($($(#[$m:meta])* $v:ident => $t:ty),+ $(,)?) => {
+        /// The registered names of each scheme type, in `ccsim list` order.
+        // Pushes, not vec![]: an entry may carry a #[cfg].
+        #[allow(clippy::vec_init_then_push)]
+        static SCHEME_TYPES: std::sync::LazyLock<Vec<&'static [SchemeInfo]>> =
+            std::sync::LazyLock::new(|| {
+                let mut v = Vec::new();
+                $($(#[$m])* v.push(<$t as Scheme>::SCHEMES);)+
+                v
+            });
+
+        /// Typed parameters of the run's scheme.
+        #[derive(Clone, Debug)]
+        pub enum CcParams { $($(#[$m])* $v(<$t as Scheme>::Params)),+ }
+        /// Per-flow sender state.
+        #[derive(Clone, Debug)]
+        pub enum SenderState { $($(#[$m])* $v(<$t as Scheme>::Sender)),+ }
+        /// Per-flow receiver state.
+        #[derive(Clone, Debug)]
+        pub enum ReceiverState { $($(#[$m])* $v(<$t as Scheme>::Receiver)),+ }
+        /// Per-host receiver state.
+        #[derive(Clone, Debug)]
+        pub enum HostRxState {
+            $($(#[$m])* $v(<<$t as Scheme>::Receiver as ReceiverPart<<$t as Scheme>::Params>>::Host)),+
+        }
+        /// Per-port switch state.
+        #[derive(Clone, Debug)]
+        pub enum SwitchState { $($(#[$m])* $v(<$t as Scheme>::Switch)),+ }
+
+        impl CcParams {
+            /// Parse and check `[cc.params]` for `name`; errors name `cc.params.<key>`.
+            pub fn parse(name: &str, params: &toml::Table) -> Result<CcParams, ScenarioError> {
+                let v = toml::Value::Table(params.clone());
+                $($(#[$m])* if <$t as Scheme>::SCHEMES.iter().any(|s| s.name == name) {
+                    let p: <$t as Scheme>::Params = crate::scenario::from_value_at(
+                        v, "cc.params", <$t as Scheme>::default_params(name))?;
+                    p.validate()?;
+                    return Ok(CcParams::$v(p));
+                })+
+                Err(unknown_scheme(name))
             }
-            (CcState::Timely(s), CcParams::Timely(p)) => s.on_ack(p, f, &ack),
-            (CcState::Hpcc(s), CcParams::Hpcc(p)) => s.on_ack(p, f, &ack),
-            (CcState::Dctcp(s), CcParams::Dctcp(p)) => s.on_ack(p, f, &ack),
-            _ => {}
+            /// The parameters with defaults filled in, for the resolved config and `ccsim list`.
+            pub fn to_table(&self) -> toml::Table {
+                match self {
+                    $($(#[$m])* CcParams::$v(p) => toml::Table::try_from(p).expect("params serialize"),)+
+                }
+            }
+            /// Fresh per-flow sender state.
+            pub fn new_sender(&self) -> SenderState {
+                match self { $($(#[$m])* CcParams::$v(p) => SenderState::$v(SenderPart::new(p)),)+ }
+            }
+            /// Fresh per-flow receiver state.
+            pub fn new_receiver(&self) -> ReceiverState {
+                match self { $($(#[$m])* CcParams::$v(p) => ReceiverState::$v(ReceiverPart::new(p)),)+ }
+            }
+            /// Fresh per-host receiver state.
+            pub fn new_host(&self) -> HostRxState {
+                match self { $($(#[$m])* CcParams::$v(_) => HostRxState::$v(Default::default()),)+ }
+            }
+            /// The scheme has a switch part.
+            pub fn has_switch(&self) -> bool {
+                match self {
+                    $($(#[$m])* CcParams::$v(_) =>
+                        <<$t as Scheme>::Switch as SwitchPart<<$t as Scheme>::Params>>::ENABLED,)+
+                }
+            }
+            /// Fresh switch state for egress port `port`.
+            pub fn new_switch(&self, port: &Port) -> SwitchState {
+                match self { $($(#[$m])* CcParams::$v(p) => SwitchState::$v(SwitchPart::new(p, port)),)+ }
+            }
+
+            pub(crate) fn on_start(&self, s: &mut SenderState, tx: &mut Tx) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_start(s, p, tx),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_ack(&self, s: &mut SenderState, tx: &mut Tx, ack: &AckInfo) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_ack(s, p, tx, ack),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_ctrl(&self, s: &mut SenderState, tx: &mut Tx, c: &CtrlInfo) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_ctrl(s, p, tx, c),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_send(&self, s: &mut SenderState, tx: &mut Tx, bytes: u64) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_send(s, p, tx, bytes),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_sender_timer(&self, s: &mut SenderState, tx: &mut Tx, kind: u8) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_timer(s, p, tx, kind),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_finish(&self, s: &mut SenderState, tx: &mut Tx) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_finish(s, p, tx),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+
+            pub(crate) fn on_data(
+                &self, s: &mut ReceiverState, h: &mut HostRxState, rx: &mut Rx, d: &DataInfo,
+            ) {
+                match (self, s, h) {
+                    $($(#[$m])* (CcParams::$v(p), ReceiverState::$v(s), HostRxState::$v(h)) =>
+                        ReceiverPart::on_data(s, h, p, rx, d),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_receiver_ctrl(
+                &self, s: &mut ReceiverState, h: &mut HostRxState, rx: &mut Rx, c: &CtrlInfo,
+            ) {
+                match (self, s, h) {
+                    $($(#[$m])* (CcParams::$v(p), ReceiverState::$v(s), HostRxState::$v(h)) =>
+                        ReceiverPart::on_ctrl(s, h, p, rx, c),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn ack_hdr(&self, s: &ReceiverState) -> SchemeHdr {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), ReceiverState::$v(s)) => ReceiverPart::ack_hdr(s, p),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_receiver_timer(
+                &self, s: &mut ReceiverState, h: &mut HostRxState, rx: &mut Rx, kind: u8,
+            ) {
+                match (self, s, h) {
+                    $($(#[$m])* (CcParams::$v(p), ReceiverState::$v(s), HostRxState::$v(h)) =>
+                        ReceiverPart::on_timer(s, h, p, rx, kind),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_host_timer(&self, h: &mut HostRxState, hx: &mut HostCtx, kind: u8) {
+                match (self, h) {
+                    $($(#[$m])* (CcParams::$v(p), HostRxState::$v(h)) =>
+                        <<$t as Scheme>::Receiver as ReceiverPart<_>>::on_host_timer(
+                            h, p, hx, kind),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+
+            pub(crate) fn on_enqueue(
+                &self, s: &mut SwitchState, sw: &mut Sw, pkt: &mut Packet,
+            ) -> Verdict {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) => SwitchPart::on_enqueue(s, p, sw, pkt),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_dequeue(&self, s: &mut SwitchState, sw: &mut Sw, pkt: &mut Packet) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) => SwitchPart::on_dequeue(s, p, sw, pkt),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_pfc(&self, s: &mut SwitchState, sw: &mut Sw, pause: bool) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) =>
+                        if pause { SwitchPart::on_pause(s, p, sw) } else { SwitchPart::on_resume(s, p, sw) },)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+            pub(crate) fn on_port_timer(&self, s: &mut SwitchState, sw: &mut Sw, kind: u8) {
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) => SwitchPart::on_timer(s, p, sw, kind),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
         }
-    }
-    /// A congestion notification arrived at the sender: a DCQCN CNP, or a QCN feedback
-    /// message carrying the quantized |Fb| `fb`.
-    pub fn on_cnp(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx, fb: u8) {
-        match (self, p) {
-            (CcState::Dcqcn(s), CcParams::Dcqcn(p)) => s.on_cnp(p, f, ctx),
-            (CcState::Qcn(s), CcParams::Qcn(p)) => s.on_feedback(p, f, ctx, fb),
-            _ => {}
-        }
-    }
-    /// The sender put `bytes` (wire) of data on the link.
-    pub fn on_send(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx, bytes: u64) {
-        match (self, p) {
-            (CcState::Dcqcn(s), CcParams::Dcqcn(p)) => s.on_send(p, f, ctx, bytes),
-            (CcState::Hpcc(s), CcParams::Hpcc(_)) => s.on_send(bytes),
-            (CcState::Qcn(s), CcParams::Qcn(p)) => s.on_send(p, f, bytes),
-            _ => {}
-        }
-    }
-    /// A timer scheduled through `CcCtx::timer` fired (stale epochs are filtered by the scheme).
-    pub fn on_timer(&mut self, p: &CcParams, f: &mut Flow, ctx: &mut CcCtx, kind: u8, epoch: u32) {
-        match (self, p) {
-            (CcState::Dcqcn(s), CcParams::Dcqcn(p)) => s.on_timer(p, f, ctx, kind, epoch),
-            (CcState::Qcn(s), CcParams::Qcn(p)) => s.on_timer(p, f, ctx, epoch),
-            _ => {}
-        }
-    }
-    /// The flow finished: stop timers.
-    pub fn on_finish(&mut self) {
-        match self {
-            CcState::Dcqcn(s) => s.cancel_timers(),
-            CcState::Qcn(s) => s.cancel_timers(),
-            _ => {}
-        }
-    }
+    };
+}
+
+// The registry: one line per scheme type (a type may register several names).
+registry! {
+    NoCc => none::NoCc,
+    Dcqcn => dcqcn::Dcqcn,
+    Timely => timely::Timely,
+    Hpcc => hpcc::Hpcc,
+    Dctcp => dctcp::Dctcp,
+    Qcn => qcn::Qcn,
+    #[cfg(test)]
+    TestScheme => test_scheme::Probe,
 }
 
 /// Window at line rate of a BDP-window scheme: its `base_window` parameter, or (0) the fabric's
 /// bandwidth-delay product at the flow's line rate.
-pub(crate) fn base_window_bytes(base_window: crate::scenario::units::Size, f: &Flow) -> u64 {
+pub(crate) fn base_window_bytes(base_window: crate::scenario::units::Size, tx: &Tx) -> u64 {
     if base_window.0 > 0 {
         base_window.0
     } else {
-        f.bdp_bytes()
+        tx.bdp_bytes()
     }
 }
 
@@ -340,4 +828,32 @@ pub(crate) fn scaled_window(base_window_bytes: u64, rate_bps: u64, line_bps: u64
         None => (base_window_bytes as u128 * rate_bps as u128 / line_bps as u128) as u64,
     };
     w.max(1)
+}
+
+/// A lone flow and an event queue, for calling a scheme's hooks directly in unit tests.
+#[cfg(test)]
+pub(crate) struct TestFlow {
+    pub f: Flow,
+    pub q: EventQueue,
+    pub out: Vec<CtrlMsg>,
+}
+
+#[cfg(test)]
+impl TestFlow {
+    /// A long-lived flow at `line_rate_bps`, currently sending at line rate, MTU payload 1000 B.
+    pub fn new(line_rate_bps: u64) -> TestFlow {
+        let mut f = Flow::new(0, 1, None, 0, None);
+        f.line_rate_bps = line_rate_bps;
+        f.ctl.rate_bps = line_rate_bps;
+        f.mtu_payload_bytes = 1000;
+        TestFlow {
+            f,
+            q: EventQueue::default(),
+            out: Vec::new(),
+        }
+    }
+    /// The sender context at `now_ps`.
+    pub fn tx(&mut self, now_ps: u64) -> Tx<'_> {
+        Tx::new(now_ps, 0, &mut self.f, &mut self.q, &mut self.out)
+    }
 }

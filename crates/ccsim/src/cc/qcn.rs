@@ -27,12 +27,35 @@
 //! Defaults (at 10 Gb/s): Q_eq 33 KB, w 2, Gd 1/128, sampling 1%..10%, byte counter 150 KB,
 //! timer 15 ms, F 5, R_AI 5 Mb/s, R_HAI 50 Mb/s, min_rate 10 Mb/s.
 
-use super::CcCtx;
+use super::{CtrlInfo, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx, Verdict};
+use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
 use crate::scenario::units::{Rate, Size, Time};
 use crate::scenario::ScenarioError;
 use crate::sim::PS_PER_US;
-use crate::transport::Flow;
 use serde::{Deserialize, Serialize};
+
+/// The scheme type of `qcn`.
+pub struct Qcn;
+
+impl Scheme for Qcn {
+    const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "qcn",
+        description: "QCN (IEEE 802.1Qau): switches sample arrivals and send quantized feedback Fb = -(Q_off + w Q_delta) to the source; the source cuts by Gd|Fb| and recovers by byte counter and timer (fast recovery, active, hyper-active increase).",
+        paper: "Alizadeh et al., Data Center Transport Mechanisms: Congestion Control Theory and IEEE Standardization, Allerton 2008; IEEE 802.1Qau",
+        ..SchemeInfo::BASE
+    }];
+    type Params = QcnParams;
+    type Sender = QcnRp;
+    type Receiver = ();
+    type Switch = QcnCp;
+    fn default_params(_: &str) -> QcnParams {
+        QcnParams::default()
+    }
+}
+
+/// Control code of a feedback message; `hdr.a` carries the quantized |Fb|.
+pub const FEEDBACK: u8 = 1;
+const TIMER_INCREASE: u8 = 0;
 
 /// Largest quantized |Fb| (6 bits).
 pub const FB_MAX: u8 = 63;
@@ -78,8 +101,8 @@ impl Default for QcnParams {
     }
 }
 
-impl QcnParams {
-    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+impl Params for QcnParams {
+    fn validate(&self) -> Result<(), ScenarioError> {
         let e = |f: &str, m: &str| Err(ScenarioError::new(&format!("cc.params.{f}"), m));
         if self.q_eq.0 == 0 {
             return e("q_eq", "must be > 0");
@@ -130,9 +153,25 @@ pub struct QcnCp {
     last_fb: u8,
 }
 
+impl SwitchPart<QcnParams> for QcnCp {
+    fn new(p: &QcnParams, port: &Port) -> Self {
+        QcnCp::at_rate(p, port.rate_bps)
+    }
+    /// Maybe sample an arriving data frame and send its source a feedback message.
+    fn on_enqueue(&mut self, p: &QcnParams, sw: &mut Sw, pkt: &mut Packet) -> Verdict {
+        if pkt.kind == PktKind::Data && sw.rng().uniform() < self.sample_probability(p) {
+            if let Some(fb) = self.sample(p, sw.queue_bytes()) {
+                let hdr = SchemeHdr { a: fb as u32, b: 0 };
+                sw.send_to_source(pkt.flow, FEEDBACK, hdr, Mark::Ce);
+            }
+        }
+        Verdict::Enqueue
+    }
+}
+
 impl QcnCp {
     /// A congestion point with `q_eq` scaled to a port of `rate_bps`.
-    pub fn new(p: &QcnParams, rate_bps: u64) -> QcnCp {
+    pub fn at_rate(p: &QcnParams, rate_bps: u64) -> QcnCp {
         QcnCp {
             q_eq_bytes: (p.q_eq.0 as u128 * rate_bps as u128 / p.ref_rate.0 as u128) as u64,
             ..Default::default()
@@ -174,49 +213,27 @@ pub struct QcnRp {
     byte_cycles: u32,
     timer_cycles: u32,
     bytes_since: u64,
-    epoch: u32,
 }
 
-impl QcnRp {
-    pub(super) fn on_start(&mut self, p: &QcnParams, f: &Flow) {
-        self.line_bps = f.line_rate_bps as f64;
+impl SenderPart<QcnParams> for QcnRp {
+    fn new(_: &QcnParams) -> Self {
+        QcnRp::default()
+    }
+
+    fn on_start(&mut self, p: &QcnParams, tx: &mut Tx) {
+        self.line_bps = tx.line_rate_bps() as f64;
         self.rate_bps = self.line_bps;
         self.target_bps = self.line_bps;
         self.scale = self.line_bps / p.ref_rate.0 as f64;
     }
 
-    /// Current rate limit (tests, probes).
-    pub fn rate_bps(&self) -> f64 {
-        self.rate_bps
-    }
-
-    fn apply(&self, f: &mut Flow) {
-        f.rate_bps = (self.rate_bps.round() as u64).max(1);
-    }
-
-    fn timer_period_ps(&self, p: &QcnParams) -> u64 {
-        let full = (p.timer.0 as f64 / self.scale) as u64;
-        if self.timer_cycles < p.fast_recovery_cycles {
-            full
-        } else {
-            full / 2
+    fn on_ctrl(&mut self, p: &QcnParams, tx: &mut Tx, c: &CtrlInfo) {
+        if c.code == FEEDBACK {
+            self.on_feedback(p, tx, c.hdr.a as u8);
         }
     }
 
-    pub(super) fn on_feedback(&mut self, p: &QcnParams, f: &mut Flow, ctx: &mut CcCtx, fb: u8) {
-        self.limited = true;
-        self.target_bps = self.rate_bps;
-        self.rate_bps =
-            (self.rate_bps * (1.0 - p.gd * fb as f64)).max(p.min_rate.0 as f64 * self.scale);
-        self.byte_cycles = 0;
-        self.timer_cycles = 0;
-        self.bytes_since = 0;
-        self.epoch += 1;
-        ctx.timer(ctx.now_ps + self.timer_period_ps(p), 0, self.epoch);
-        self.apply(f);
-    }
-
-    pub(super) fn on_send(&mut self, p: &QcnParams, f: &mut Flow, bytes: u64) {
+    fn on_send(&mut self, p: &QcnParams, tx: &mut Tx, bytes: u64) {
         if !self.limited {
             return;
         }
@@ -231,26 +248,59 @@ impl QcnRp {
                 break;
             }
             self.bytes_since -= cycle;
-            self.increase(p);
+            self.increase(p, tx);
             self.byte_cycles += 1;
         }
-        self.apply(f);
+        self.apply(tx);
     }
 
-    pub(super) fn on_timer(&mut self, p: &QcnParams, f: &mut Flow, ctx: &mut CcCtx, epoch: u32) {
-        if epoch != self.epoch || !self.limited {
+    fn on_timer(&mut self, p: &QcnParams, tx: &mut Tx, _: u8) {
+        if !self.limited {
             return;
         }
-        self.increase(p);
+        self.increase(p, tx);
         self.timer_cycles += 1;
-        self.apply(f);
+        self.apply(tx);
         if self.limited {
-            ctx.timer(ctx.now_ps + self.timer_period_ps(p), 0, self.epoch);
+            tx.set_timer(TIMER_INCREASE, tx.now_ps + self.timer_period_ps(p));
         }
+    }
+}
+
+impl QcnRp {
+    /// Current rate limit (tests, probes).
+    pub fn rate_bps(&self) -> f64 {
+        self.rate_bps
+    }
+
+    fn apply(&self, tx: &mut Tx) {
+        tx.ctl().rate_bps = (self.rate_bps.round() as u64).max(1);
+    }
+
+    fn timer_period_ps(&self, p: &QcnParams) -> u64 {
+        let full = (p.timer.0 as f64 / self.scale) as u64;
+        if self.timer_cycles < p.fast_recovery_cycles {
+            full
+        } else {
+            full / 2
+        }
+    }
+
+    /// A feedback message carrying the quantized |Fb| `fb`.
+    pub fn on_feedback(&mut self, p: &QcnParams, tx: &mut Tx, fb: u8) {
+        self.limited = true;
+        self.target_bps = self.rate_bps;
+        self.rate_bps =
+            (self.rate_bps * (1.0 - p.gd * fb as f64)).max(p.min_rate.0 as f64 * self.scale);
+        self.byte_cycles = 0;
+        self.timer_cycles = 0;
+        self.bytes_since = 0;
+        tx.set_timer(TIMER_INCREASE, tx.now_ps + self.timer_period_ps(p));
+        self.apply(tx);
     }
 
     /// One increase event; releases the limiter once back at line rate.
-    fn increase(&mut self, p: &QcnParams) {
+    fn increase(&mut self, p: &QcnParams, tx: &mut Tx) {
         self.target_bps += target_step(
             self.timer_cycles,
             self.byte_cycles,
@@ -263,12 +313,8 @@ impl QcnRp {
         if self.target_bps >= self.line_bps && self.line_bps - self.rate_bps < 1.0 {
             self.rate_bps = self.line_bps;
             self.limited = false;
-            self.epoch += 1;
+            tx.cancel_timer(TIMER_INCREASE);
         }
-    }
-
-    pub(super) fn cancel_timers(&mut self) {
-        self.epoch += 1;
     }
 }
 
@@ -279,7 +325,7 @@ mod tests {
     #[test]
     fn feedback_is_zero_below_q_eq_and_quantized_above() {
         let p = QcnParams::default();
-        let mut cp = QcnCp::new(&p, 100_000_000_000); // Q_eq = 330 KB at 100G
+        let mut cp = QcnCp::at_rate(&p, 100_000_000_000); // Q_eq = 330 KB at 100G
         assert_eq!(cp.q_eq_bytes, 330_000);
         // A steady queue below Q_eq (after the sample that saw it grow): Fb > 0, no message,
         // and sampling back at the base rate.
@@ -303,22 +349,15 @@ mod tests {
     #[test]
     fn reaction_point_cuts_by_gd_fb_and_recovers_to_the_target() {
         let p = QcnParams::default();
-        let mut f = Flow::new(0, 1, None, 0, None);
-        f.line_rate_bps = 100_000_000_000;
+        let mut f = crate::cc::TestFlow::new(100_000_000_000);
         let mut rp = QcnRp::default();
-        rp.on_start(&p, &f);
-        let mut q = crate::sim::EventQueue::default();
-        let mut ctx = CcCtx {
-            now_ps: 0,
-            flow_id: 0,
-            q: &mut q,
-        };
-        rp.on_feedback(&p, &mut f, &mut ctx, 32);
-        assert_eq!(f.rate_bps, (100e9 * (1.0 - 32.0 / 128.0)) as u64);
+        rp.on_start(&p, &mut f.tx(0));
+        rp.on_feedback(&p, &mut f.tx(0), 32);
+        assert_eq!(f.f.ctl.rate_bps, (100e9 * (1.0 - 32.0 / 128.0)) as u64);
         // Fast recovery: five byte-counter cycles halve the distance to the target each time.
         let mut gap = 25e9;
         for _ in 0..5 {
-            rp.on_send(&p, &mut f, 150_000);
+            rp.on_send(&p, &mut f.tx(0), 150_000);
             gap /= 2.0;
             assert!((100e9 - rp.rate_bps() - gap).abs() < 1.0);
         }

@@ -19,12 +19,31 @@
 //! Defaults: alpha 0.875, beta 0.8, t_low 50us, t_high 500us, min_rtt 20us, rate_ai 100Mbps
 //! (10 x bw/10 Mb/s), rate_hai 500Mbps (50 x bw/10), hai_after 5, min_rate 1000Mbps.
 
-use super::AckInfo;
+use super::{AckInfo, Params, Scheme, SchemeInfo, SenderPart, Tx};
 use crate::scenario::units::{Rate, Time};
 use crate::scenario::ScenarioError;
 use crate::sim::PS_PER_US;
-use crate::transport::Flow;
 use serde::{Deserialize, Serialize};
+
+/// The scheme type of `timely`.
+pub struct Timely;
+
+impl Scheme for Timely {
+    const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "timely",
+        description: "TIMELY as run by the HPCC ns-3 simulator: RTT-gradient rate control once per RTT (alpha 0.875, beta 0.8, T_low 50us, T_high 500us), paced; 8-byte timestamp header.",
+        paper: "Mittal et al., TIMELY: RTT-based Congestion Control for the Datacenter, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
+        header_bytes: TS_HEADER_BYTES,
+        ..SchemeInfo::BASE
+    }];
+    type Params = TimelyParams;
+    type Sender = TimelySender;
+    type Receiver = ();
+    type Switch = ();
+    fn default_params(_: &str) -> TimelyParams {
+        TimelyParams::default()
+    }
+}
 
 /// Bytes of the send timestamp every data packet and ACK carries.
 pub const TS_HEADER_BYTES: u32 = 8;
@@ -64,8 +83,8 @@ impl Default for TimelyParams {
     }
 }
 
-impl TimelyParams {
-    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+impl Params for TimelyParams {
+    fn validate(&self) -> Result<(), ScenarioError> {
         let e = |f: &str, m: &str| Err(ScenarioError::new(&format!("cc.params.{f}"), m));
         if !(self.alpha > 0.0 && self.alpha <= 1.0) {
             return e("alpha", "must be in (0, 1]");
@@ -85,7 +104,7 @@ impl TimelyParams {
 
 /// Per-flow TIMELY state.
 #[derive(Clone, Debug, Default)]
-pub struct Timely {
+pub struct TimelySender {
     rate_bps: f64,
     /// `snd_nxt` when the last per-RTT update ran (0: no sample yet).
     last_update_seq: u64,
@@ -94,12 +113,15 @@ pub struct Timely {
     inc_stage: u32,
 }
 
-impl Timely {
-    pub(super) fn on_start(&mut self, f: &Flow) {
-        self.rate_bps = f.line_rate_bps as f64;
+impl SenderPart<TimelyParams> for TimelySender {
+    fn new(_: &TimelyParams) -> Self {
+        TimelySender::default()
+    }
+    fn on_start(&mut self, _: &TimelyParams, tx: &mut Tx) {
+        self.rate_bps = tx.line_rate_bps() as f64;
     }
 
-    pub(super) fn on_ack(&mut self, p: &TimelyParams, f: &mut Flow, ack: &AckInfo) {
+    fn on_ack(&mut self, p: &TimelyParams, tx: &mut Tx, ack: &AckInfo) {
         if ack.ack_seq <= self.last_update_seq {
             return; // not a full RTT of feedback yet
         }
@@ -124,7 +146,7 @@ impl Timely {
                     } else {
                         p.rate_hai.0
                     };
-                    self.rate_bps = (self.rate_bps + step as f64).min(f.line_rate_bps as f64);
+                    self.rate_bps = (self.rate_bps + step as f64).min(tx.line_rate_bps() as f64);
                     self.inc_stage += 1;
                 }
                 Some(c) => {
@@ -132,10 +154,10 @@ impl Timely {
                     self.inc_stage = 0;
                 }
             }
-            f.rate_bps = (self.rate_bps.round() as u64).max(1);
+            tx.ctl().rate_bps = (self.rate_bps.round() as u64).max(1);
         }
-        if f.snd_nxt > self.last_update_seq {
-            self.last_update_seq = f.snd_nxt;
+        if tx.snd_nxt() > self.last_update_seq {
+            self.last_update_seq = tx.snd_nxt();
             self.prev_rtt_ps = rtt;
         }
     }
@@ -144,41 +166,45 @@ impl Timely {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::TestFlow;
+    use crate::net::{Mark, SchemeHdr};
 
-    /// A flow at `rate` that has sent `snd_nxt` bytes, and an ACK for all of them with `rtt`.
-    fn ack(t: &mut Timely, p: &TimelyParams, f: &mut Flow, rtt_us: f64) {
-        f.snd_nxt += 100_000;
+    /// The flow sends 100 KB more, and an ACK for all of it arrives with `rtt`.
+    fn ack(t: &mut TimelySender, p: &TimelyParams, f: &mut TestFlow, rtt_us: f64) {
+        f.f.snd_nxt += 100_000;
         let a = AckInfo {
-            ack_seq: f.snd_nxt,
+            nack: false,
+            ack_seq: f.f.snd_nxt,
             newly_acked_bytes: 0,
-            ce_echo: false,
+            mark: Mark::None,
             rtt_ps: (rtt_us * 1e6) as u64,
+            hdr: SchemeHdr::default(),
             int: &[],
         };
-        t.on_ack(p, f, &a);
+        t.on_ack(p, &mut f.tx(0), &a);
     }
 
-    fn flow() -> (Timely, TimelyParams, Flow) {
-        let mut f = Flow::new(0, 1, None, 0, None);
-        f.line_rate_bps = 100_000_000_000;
-        let mut t = Timely::default();
-        t.on_start(&f);
+    fn flow() -> (TimelySender, TimelyParams, TestFlow) {
+        let mut f = TestFlow::new(100_000_000_000);
+        let p = TimelyParams::default();
+        let mut t = TimelySender::default();
+        t.on_start(&p, &mut f.tx(0));
         t.rate_bps = 40e9;
-        f.rate_bps = 40_000_000_000;
-        (t, TimelyParams::default(), f)
+        f.f.ctl.rate_bps = 40_000_000_000;
+        (t, p, f)
     }
 
     #[test]
     fn rate_falls_above_t_high_by_the_papers_factor() {
         let (mut t, p, mut f) = flow();
         ack(&mut t, &p, &mut f, 100.0); // first RTT: sample only
-        assert_eq!(f.rate_bps, 40_000_000_000);
+        assert_eq!(f.f.ctl.rate_bps, 40_000_000_000);
         ack(&mut t, &p, &mut f, 1000.0); // RTT 1 ms > T_high 500 us
         let want = 40e9 * (1.0 - 0.8 * (1.0 - 500.0 / 1000.0));
         assert!(
-            (f.rate_bps as f64 - want).abs() < 1.0,
+            (f.f.ctl.rate_bps as f64 - want).abs() < 1.0,
             "{} vs {want}",
-            f.rate_bps
+            f.f.ctl.rate_bps
         );
     }
 
@@ -187,13 +213,13 @@ mod tests {
         let (mut t, p, mut f) = flow();
         ack(&mut t, &p, &mut f, 200.0);
         let mut rtt = 200.0;
-        let mut last = f.rate_bps;
+        let mut last = f.f.ctl.rate_bps;
         for round in 0..7 {
             rtt -= 5.0; // falling RTT between T_low and T_high: gradient < 0
             ack(&mut t, &p, &mut f, rtt);
             let step = if round < 5 { 100_000_000 } else { 500_000_000 };
-            assert_eq!(f.rate_bps - last, step, "round {round}");
-            last = f.rate_bps;
+            assert_eq!(f.f.ctl.rate_bps - last, step, "round {round}");
+            last = f.f.ctl.rate_bps;
         }
         // A rising RTT (positive gradient) cuts by 1 - beta x gradient.
         let before = t.rate_bps;

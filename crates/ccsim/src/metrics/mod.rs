@@ -186,6 +186,37 @@ fn fct_stats(fct_us: &mut [f64], slow: &mut [f64]) -> Value {
 }
 
 impl Simulation {
+    /// Drops (per layer of the dropping switch), trims and retransmission timeouts of a lossy
+    /// run.
+    fn loss_summary(&self) -> Value {
+        let nodes = &self.topo.nodes;
+        let ps = &self.ports;
+        let mut by_layer = Map::new();
+        for layer in [Layer::Tor, Layer::Agg, Layer::Core] {
+            let sel: Vec<&crate::net::Port> = ps
+                .iter()
+                .filter(|p| nodes[p.node as usize].layer == layer)
+                .collect();
+            if !sel.is_empty() {
+                by_layer.insert(
+                    layer.name().into(),
+                    json!({
+                        "drops": sel.iter().map(|p| p.drops).sum::<u64>(),
+                        "trims": sel.iter().map(|p| p.trims).sum::<u64>(),
+                    }),
+                );
+            }
+        }
+        json!({
+            "drops": ps.iter().map(|p| p.drops).sum::<u64>(),
+            "drop_bytes": ps.iter().map(|p| p.drop_bytes).sum::<u64>(),
+            "trims": ps.iter().map(|p| p.trims).sum::<u64>(),
+            "timeouts": self.flows.iter().map(|f| f.loss.timeouts).sum::<u64>(),
+            "data_bytes_sent": self.flows.iter().map(|f| f.tx_bytes).sum::<u64>(),
+            "by_layer": Value::Object(by_layer),
+        })
+    }
+
     pub(crate) fn sample_queues(&mut self) {
         let now = self.now_ps;
         let m = &mut self.metrics;
@@ -226,7 +257,8 @@ impl Simulation {
             }
             m.r_time_ps.push(now);
             m.r_flow.push(fid);
-            m.r_rate_bps.push(if f.finished { 0 } else { f.rate_bps });
+            m.r_rate_bps
+                .push(if f.finished { 0 } else { f.ctl.rate_bps });
             m.r_tput_bps
                 .push((f.snd_una - f.sampled_acked) as f64 * 8.0 / secs);
             f.sampled_acked = f.snd_una;
@@ -429,6 +461,18 @@ impl Simulation {
                 ),
             ],
         });
+        let lossy = self.s.drop.is_some();
+        if lossy {
+            let t = tables.last_mut().expect("pfc_ports");
+            t.columns.extend([
+                ("drops", Column::U64(ps.iter().map(|p| p.drops).collect())),
+                (
+                    "drop_bytes",
+                    Column::U64(ps.iter().map(|p| p.drop_bytes).collect()),
+                ),
+                ("trims", Column::U64(ps.iter().map(|p| p.trims).collect())),
+            ]);
+        }
 
         // Probes.
         let m = &self.metrics;
@@ -504,7 +548,7 @@ impl Simulation {
             );
         }
         let finished = fl.iter().filter(|f| f.finished).count();
-        let summary = json!({
+        let mut summary = json!({
             "name": name,
             "seed": seed,
             "scheme": scheme,
@@ -529,6 +573,9 @@ impl Simulation {
             "switch_max_buffer_bytes": self.switches.iter().map(|s| s.max_used_bytes).max().unwrap_or(0),
             "packets_live_max": self.pkts.capacity_used(),
         });
+        if lossy {
+            summary["loss"] = self.loss_summary();
+        }
         Results {
             tables,
             summary,

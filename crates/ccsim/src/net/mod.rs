@@ -2,7 +2,11 @@
 //! state), full-duplex ports with 8 priority queues and PFC pause state, and the switch buffer
 //! (MMU). Forwarding logic lives in `switch.rs` (switches) and `nic.rs` (host NICs).
 
+pub mod marking;
+pub mod mmu;
 pub mod nic;
+pub mod pfc;
+pub mod sched;
 pub mod switch;
 
 use std::collections::VecDeque;
@@ -13,35 +17,100 @@ pub enum PktKind {
     Data,
     Ack,
     Nack,
-    /// A standalone congestion notification (DCQCN paper variant).
-    Cnp,
-    /// PFC PAUSE for `pfc_prio`.
+    /// A scheme's control packet (CNP, QCN feedback, grant, credit, pull ...); `sub` is the
+    /// scheme's code for it and `hdr` its fields.
+    Ctrl,
+    /// PFC PAUSE for class `sub`.
     Pause,
-    /// PFC RESUME (XON) for `pfc_prio`.
+    /// PFC RESUME (XON) for class `sub`.
     Resume,
 }
 
-/// A packet. `seq` is the first payload byte for data and the cumulative ACK for ACK/NACK.
+/// Congestion mark a packet carries (ECN CE, TCD's undetermined UE). On an ACK: the echo.
+/// Marks only strengthen along a path: `None < Ue < Ce` (UE never overrides CE).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Mark {
+    #[default]
+    None = 0,
+    /// Undetermined: passed a port whose congestion state is not known (TCD).
+    Ue = 1,
+    /// Congestion experienced.
+    Ce = 2,
+}
+
+impl Mark {
+    /// The stronger of two marks.
+    #[inline]
+    pub fn merge(self, other: Mark) -> Mark {
+        self.max(other)
+    }
+}
+
+/// The scheme's own per-packet header fields (a rate, a window, a credit ...); their meaning is
+/// the scheme's, their bytes on the wire are `SchemeInfo::header_bytes`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchemeHdr {
+    pub a: u32,
+    pub b: u32,
+}
+
+/// A packet: 48 bytes, copied by value. `seq` is the first payload byte for data and the
+/// cumulative ACK for ACK/NACK.
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
-    pub kind: PktKind,
-    pub prio: u8,
-    /// ECN Congestion Experienced on data; ECN echo on an ACK.
-    pub ce: bool,
-    pub pfc_prio: u8,
-    pub size_bytes: u32,
-    pub payload_bytes: u32,
+    pub seq: u64,
+    /// Data: time the sender transmitted it. ACK/NACK: echo of the acknowledged packet's.
+    pub ts_ps: u64,
     pub flow: u32,
     /// Destination host id (routing key).
     pub dst_host: u32,
-    pub seq: u64,
-    /// Data: time the sender transmitted it. ACK: echo of the acknowledged packet's timestamp.
-    pub ts_ps: u64,
     /// Ingress port at the current switch (buffer accounting).
     pub in_port: u32,
-    /// INT records this packet carries in the side table (`Simulation::ints`); HPCC only.
-    pub int_hops: u8,
+    /// NACK of a selective-repeat receiver: index (seq / MTU payload) of the packet that
+    /// arrived out of order, or with `SACK_TRIMMED` set, that a switch trimmed; `NO_SACK`: none.
+    pub sack_idx: u32,
+    pub size_bytes: u16,
+    /// 0 on a data packet means it was trimmed to its header by a switch.
+    pub payload_bytes: u16,
+    pub hdr: SchemeHdr,
+    pub kind: PktKind,
+    pub prio: u8,
+    pub mark: Mark,
+    /// Data/ACK/NACK: INT records carried (side table `Simulation::ints`). Ctrl: the scheme's
+    /// code. PAUSE/RESUME: the class.
+    pub sub: u8,
 }
+
+/// `Packet::sack_idx` that selects no packet (a go-back-N NACK, or not a NACK).
+pub const NO_SACK: u32 = u32::MAX;
+/// Flag in `Packet::sack_idx`: the packet was trimmed (lost), not received out of order.
+pub const SACK_TRIMMED: u32 = 1 << 31;
+
+impl Packet {
+    /// A packet of `kind` for `flow` toward host `dst_host`; every other field zero.
+    #[inline]
+    pub fn new(kind: PktKind, flow: u32, dst_host: u32, size_bytes: u32, prio: u8) -> Packet {
+        Packet {
+            seq: 0,
+            ts_ps: 0,
+            flow,
+            dst_host,
+            in_port: u32::MAX,
+            sack_idx: NO_SACK,
+            size_bytes: size_bytes as u16,
+            payload_bytes: 0,
+            hdr: SchemeHdr::default(),
+            kind,
+            prio,
+            mark: Mark::None,
+            sub: 0,
+        }
+    }
+}
+
+/// Largest packet on the wire (`Packet::size_bytes` is 16 bits).
+pub const MAX_PACKET_BYTES: u32 = u16::MAX as u32;
 
 /// Packet storage with a free list; ids are stable while a packet lives.
 #[derive(Default)]
@@ -66,10 +135,6 @@ impl Arena {
     #[inline]
     pub fn free(&mut self, i: u32) {
         self.free.push(i);
-    }
-    /// Packets alive now.
-    pub fn live(&self) -> usize {
-        self.pkts.len() - self.free.len()
     }
     /// High-water mark of simultaneously live packets.
     pub fn capacity_used(&self) -> usize {
@@ -162,6 +227,11 @@ pub struct Port {
     pub resume_rx: u64,
     pub paused_time_ps: u64,
     pub max_queue_bytes: u64,
+    /// Lossy fabric: packets dropped at this egress port (and their bytes), and data packets
+    /// trimmed to a header here.
+    pub drops: u64,
+    pub drop_bytes: u64,
+    pub trims: u64,
     /// Utilization probe: tx_bytes at the previous sample.
     pub sampled_tx_bytes: u64,
 }
@@ -203,6 +273,9 @@ impl Port {
             resume_rx: 0,
             paused_time_ps: 0,
             max_queue_bytes: 0,
+            drops: 0,
+            drop_bytes: 0,
+            trims: 0,
             sampled_tx_bytes: 0,
         }
     }

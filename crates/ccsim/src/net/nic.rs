@@ -1,7 +1,8 @@
-//! Host NIC transmit: control packets (ACK/NACK/CNP) first, in priority order, then one data
-//! packet from the flows allowed to send now (round-robin over the host's active flows; a flow
-//! is allowed when it has data, its window is open and its pacing time has come). When only
-//! pacing holds flows back, the NIC schedules a wake-up at the earliest pacing time.
+//! Host NIC transmit: control packets (ACK/NACK/scheme control) first, in priority order, then
+//! one data packet from the flows allowed to send now (round-robin over the host's active
+//! flows; a flow is allowed when it has data, its window is open, its pacing time and any halt
+//! have passed, it holds credit, and its priority is not paused). When only time holds flows
+//! back, the NIC schedules a wake-up at the earliest such time.
 
 use crate::net::{Packet, PktKind, NUM_PRIO};
 use crate::sim::Event;
@@ -23,16 +24,17 @@ impl Simulation {
                 }
             }
         }
-        if port.paused_mask & (1 << self.s.data_priority) != 0 {
+        let paused = port.paused_mask;
+        if !self.s.prio_per_packet && paused & (1 << self.s.data_priority) != 0 {
             return None;
         }
         let hid = self.host_index[port.node as usize] as usize;
-        let idx = self.pick_flow(hid, now)?;
+        let idx = self.pick_flow(hid, now, paused)?;
         let h = &mut self.hosts[hid];
         let fid = h.active[idx];
         let pkt = self.make_data_packet(fid);
-        // Next turn goes to the flow after this one; a flow whose last byte just left the
-        // NIC leaves the list (a NACK or a new flow puts flows back through `activate`).
+        // Next turn goes to the flow after this one; a flow with nothing left to send leaves
+        // the list (a NACK, a timeout or a new flow puts flows back through `activate`).
         let h = &mut self.hosts[hid];
         if self.flows[fid as usize].all_sent() {
             self.flows[fid as usize].in_active = false;
@@ -49,19 +51,22 @@ impl Simulation {
     }
 
     /// Round-robin from `rr`: the index of the first active flow allowed to send now. If none
-    /// is and some wait only for pacing, schedule a wake-up at the earliest pacing time.
-    fn pick_flow(&mut self, hid: usize, now: u64) -> Option<usize> {
+    /// is and some wait only for their pacing time or halt, schedule a wake-up at the earliest.
+    fn pick_flow(&mut self, hid: usize, now: u64, paused: u8) -> Option<usize> {
         let h = &mut self.hosts[hid];
         let n = h.active.len();
         let mut earliest = u64::MAX;
         for k in 0..n {
             let idx = (h.rr + k) % n;
             let f = &self.flows[h.active[idx] as usize];
+            if paused & (1 << f.ctl.data_prio) != 0 {
+                continue;
+            }
             if f.can_send(now) {
                 return Some(idx);
             }
-            if f.snd_nxt - f.snd_una < f.window_bytes {
-                earliest = earliest.min(f.next_avail_ps);
+            if f.has_ready_packet() && f.ctl.credit_bytes > 0 {
+                earliest = earliest.min(f.ctl.next_avail_ps.max(f.ctl.hold_until_ps));
             }
         }
         if earliest != u64::MAX
@@ -73,46 +78,50 @@ impl Simulation {
         None
     }
 
+    /// Build flow `fid`'s next data packet: a queued retransmission, else new data.
     fn make_data_packet(&mut self, fid: u32) -> u32 {
         let now = self.now_ps;
         let f = &mut self.flows[fid as usize];
-        let payload = (f.size_bytes - f.snd_nxt).min(self.s.mtu_payload_bytes as u64) as u32;
+        let rtx = f.loss.rtx_seq;
+        let seq = if rtx != u64::MAX { rtx } else { f.snd_nxt };
+        let payload = (f.size_bytes - seq).min(self.s.mtu_payload_bytes as u64) as u32;
         let size = payload + self.s.header_bytes;
-        let pkt = self.pkts.alloc(Packet {
-            kind: PktKind::Data,
-            prio: self.s.data_priority,
-            ce: false,
-            pfc_prio: 0,
-            size_bytes: size,
-            payload_bytes: payload,
-            flow: fid,
-            dst_host: f.dst,
-            seq: f.snd_nxt,
-            ts_ps: now,
-            in_port: u32::MAX,
-            int_hops: 0,
-        });
-        f.snd_nxt += payload as u64;
+        let mut data = Packet::new(PktKind::Data, fid, f.dst, size, f.ctl.data_prio);
+        (data.seq, data.ts_ps, data.payload_bytes) = (seq, now, payload as u16);
+        let pkt = self.pkts.alloc(data);
+        if rtx != u64::MAX {
+            self.next_retransmission(fid, seq + payload as u64);
+        } else {
+            f.snd_nxt += payload as u64;
+        }
+        let f = &mut self.flows[fid as usize];
         f.tx_bytes += size as u64;
-        f.next_avail_ps = now + crate::sim::tx_time_ps(size as u64, f.rate_bps);
-        let mut ctx = crate::cc::CcCtx {
-            now_ps: now,
-            flow_id: fid,
-            q: &mut self.q,
-        };
-        self.cc[fid as usize].on_send(&self.cc_params, f, &mut ctx, size as u64);
+        f.ctl.next_avail_ps = now + crate::sim::tx_time_ps(size as u64, f.ctl.rate_bps);
+        if f.ctl.credit_bytes != u64::MAX {
+            f.ctl.credit_bytes = f.ctl.credit_bytes.saturating_sub(payload as u64);
+        }
+        if self.s.drop.is_some() {
+            self.arm_rto(fid);
+        }
+        self.sender_hook(fid, |cc, s, tx| cc.on_send(s, tx, size as u64));
+        if !self.ctrl_out.is_empty() {
+            self.flush_flow_ctrl(false);
+        }
         pkt
     }
 
-    /// Queue a control packet (ACK/NACK/CNP) at host `hid`'s NIC; returns its packet id.
-    pub(crate) fn send_control(&mut self, hid: u32, pkt: Packet) -> u32 {
+    /// Queue a control packet (ACK/NACK/scheme control) at host `hid`'s NIC and, with `kick`,
+    /// start the port; returns its packet id.
+    pub(crate) fn send_control(&mut self, hid: u32, pkt: Packet, kick: bool) -> u32 {
         let prio = pkt.prio as usize;
         let size = pkt.size_bytes as u64;
         let id = self.pkts.alloc(pkt);
         let pid = self.hosts[hid as usize].port;
         let port = &mut self.ports[pid as usize];
         port.enqueue(prio, id, size);
-        self.port_kick(pid);
+        if kick {
+            self.port_kick(pid);
+        }
         id
     }
 }

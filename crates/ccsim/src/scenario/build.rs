@@ -2,25 +2,101 @@
 //! headroom, ECN thresholds, flows from explicit lists and generators (with their ideal FCT),
 //! probes, and the initial events.
 
+use super::config::RecoveryMode;
 use super::{Scenario, ScenarioError};
-use crate::cc::qcn::QcnCp;
-use crate::cc::{CcParams, SwitchFeature};
 use crate::metrics::{Metrics, Results};
+use crate::net::mmu::BufferState;
 use crate::net::{Arena, Port};
 use crate::sim::rng::{mix64, stream};
 use crate::sim::{tx_time_ps, EventQueue, Rng};
 use crate::topo::{Layer, Routes, Topology};
 use crate::transport::Flow;
 use crate::workload::{generate, FlowSpec};
-use crate::world::{HostState, Settings, Simulation, SwitchState};
+use crate::world::{DropPolicy, HostState, Settings, Simulation};
+
+/// The fabric's ports and per-node port lists, built from the topology's links.
+struct Fabric {
+    switch_index: Vec<u32>,
+    host_index: Vec<u32>,
+    ports: Vec<Port>,
+    /// Per node: (port id, peer node).
+    node_ports: Vec<Vec<(u32, u32)>>,
+}
 
 impl Scenario {
     /// Build the simulation; every inconsistency is reported as a `ScenarioError`.
     pub fn build(&self) -> Result<Simulation, ScenarioError> {
         let c = &self.cfg;
         let topo = Topology::build(&c.topology, &self.base_dir)?;
-        let n = topo.nodes.len();
+        let mut fab = Self::fabric(&topo);
+        let routes = Routes::compute(&topo, &fab.node_ports, &fab.switch_index)?;
+        let info = crate::cc::scheme(&c.cc.scheme).expect("scheme checked at load");
+        let settings = self.settings(info)?;
+        let switches = self.buffers(&topo, &mut fab)?;
+        self.ecn_thresholds(&mut fab.ports)?;
+        let hosts: Vec<HostState> = topo
+            .hosts
+            .iter()
+            .map(|&node| HostState {
+                port: fab.node_ports[node as usize][0].0,
+                active: Vec::new(),
+                rr: 0,
+                wake_at_ps: u64::MAX,
+                timers: Default::default(),
+            })
+            .collect();
+        let host_rate: Vec<u64> = hosts
+            .iter()
+            .map(|h| fab.ports[h.port as usize].rate_bps)
+            .collect();
+        let specs = self.flow_specs(&host_rate)?;
+        let stop_ps = c.duration.map_or(u64::MAX, |d| d.0);
 
+        let cc = &self.cc_params;
+        let (sw_parts, port_timers) = if cc.has_switch() {
+            let parts = fab.ports.iter().map(|p| cc.new_switch(p)).collect();
+            (parts, vec![Default::default(); fab.ports.len()])
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let mut sim = Simulation {
+            now_ps: 0,
+            q: EventQueue::default(),
+            pkts: Arena::default(),
+            ports: fab.ports,
+            topo,
+            switch_index: fab.switch_index,
+            host_index: fab.host_index,
+            switches,
+            host_rx: hosts.iter().map(|_| cc.new_host()).collect(),
+            hosts,
+            routes,
+            flows: Vec::with_capacity(specs.len()),
+            cc: cc.clone(),
+            senders: Vec::with_capacity(specs.len()),
+            receivers: Vec::with_capacity(specs.len()),
+            sw_parts,
+            port_timers,
+            ctrl_out: Vec::new(),
+            s: settings,
+            marking_rng: Rng::new(c.seed, stream::MARKING),
+            ints: Vec::new(),
+            metrics: Metrics::default(),
+            stop_ps,
+            flows_open: specs.len(),
+            events: 0,
+            link_traversals: 0,
+            fatal: None,
+        };
+        self.add_flows(&mut sim, info, &specs, &host_rate)?;
+        self.setup_probes(&mut sim)?;
+        sim.schedule_flows();
+        Ok(sim)
+    }
+
+    /// Node indices and two ports per link.
+    fn fabric(topo: &Topology) -> Fabric {
+        let n = topo.nodes.len();
         let mut switch_index = vec![u32::MAX; n];
         let mut host_index = vec![u32::MAX; n];
         let mut nsw = 0u32;
@@ -33,8 +109,6 @@ impl Scenario {
                 nsw += 1;
             }
         }
-
-        // Two ports per link.
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         let mut node_ports: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for l in &topo.links {
@@ -51,10 +125,18 @@ impl Scenario {
             node_ports[l.a as usize].push((pa, l.b));
             node_ports[l.b as usize].push((pb, l.a));
         }
-        let routes = Routes::compute(&topo, &node_ports, &switch_index)?;
+        Fabric {
+            switch_index,
+            host_index,
+            ports,
+            node_ports,
+        }
+    }
 
-        let f = &c.fabric;
-        let h = &c.host;
+    /// Checked host and fabric settings the handlers use on the hot path.
+    fn settings(&self, info: &crate::cc::SchemeInfo) -> Result<Settings, ScenarioError> {
+        let c = &self.cfg;
+        let (f, h) = (&c.fabric, &c.host);
         if f.data_priority == 0 || f.data_priority > 7 {
             return Err(ScenarioError::new(
                 "fabric.data_priority",
@@ -68,6 +150,24 @@ impl Scenario {
         if h.mtu_payload_bytes == 0 {
             return Err(ScenarioError::new("host.mtu_payload_bytes", "must be > 0"));
         }
+        for (field, bytes) in [
+            (
+                "host.mtu_payload_bytes",
+                h.mtu_payload_bytes as u64 + (h.header_bytes + info.header_bytes) as u64,
+            ),
+            ("host.ack_bytes", (h.ack_bytes + info.header_bytes) as u64),
+            ("fabric.pfc.frame_bytes", f.pfc.frame_bytes as u64),
+        ] {
+            if bytes > crate::net::MAX_PACKET_BYTES as u64 {
+                return Err(ScenarioError::new(
+                    field,
+                    format!(
+                        "makes {bytes}-byte packets; packets are at most {} bytes",
+                        crate::net::MAX_PACKET_BYTES
+                    ),
+                ));
+            }
+        }
         if h.window.is_some_and(|w| w.0 == 0) {
             return Err(ScenarioError::new(
                 "host.window",
@@ -80,17 +180,56 @@ impl Scenario {
         if !(f.pfc.alpha > 0.0 && f.pfc.alpha.is_finite()) {
             return Err(ScenarioError::new("fabric.pfc.alpha", "must be > 0"));
         }
-        let mtu_wire = (h.mtu_payload_bytes + h.header_bytes) as u64;
+        let drop = f.loss.as_ref().map(|l| DropPolicy {
+            mode: l.mode,
+            queue_packets: l.queue_packets.unwrap_or(0),
+            queue_bytes: l.queue_bytes.map_or(0, |b| b.0),
+            alpha: l.alpha.unwrap_or(0.0),
+        });
+        // The scheme's own header (INT, timestamp) rides on every data packet and ACK.
+        Ok(Settings {
+            mtu_payload_bytes: h.mtu_payload_bytes,
+            header_bytes: h.header_bytes + info.header_bytes,
+            ack_bytes: h.ack_bytes + info.header_bytes,
+            ack_every_packets: h.ack_every_packets,
+            nack_interval_ps: h.nack_interval.0,
+            ack_priority,
+            data_priority: f.data_priority,
+            scheduler: f.scheduler,
+            pfc_enabled: f.pfc.enabled,
+            pfc_mode: f.pfc.mode,
+            pfc_xoff_bytes: f.pfc.xoff.0,
+            pfc_alpha: f.pfc.alpha,
+            pfc_resume_offset_bytes: f.pfc.resume_offset.0,
+            pfc_frame_bytes: f.pfc.frame_bytes,
+            ecn_pmax: f.ecn.pmax.unwrap_or(0.0),
+            ecmp_seed: mix64(c.seed ^ stream::ECMP),
+            ecmp_symmetric: f.ecmp_symmetric,
+            record_pfc_events: c.output.pfc_events,
+            int_enabled: info.int,
+            prio_per_packet: info.prio_per_packet,
+            drop,
+            trim: info.trim,
+            recovery: h.recovery.clone().unwrap_or_default(),
+        })
+    }
 
-        // Buffer: headroom per switch port, the rest is the shared pool.
-        let mut switches: Vec<SwitchState> = Vec::with_capacity(nsw as usize);
+    /// Per switch: PFC headroom for each port (lossless), the rest is the shared pool.
+    fn buffers(
+        &self,
+        topo: &Topology,
+        fab: &mut Fabric,
+    ) -> Result<Vec<BufferState>, ScenarioError> {
+        let (f, h) = (&self.cfg.fabric, &self.cfg.host);
+        let mtu_wire = (h.mtu_payload_bytes + h.header_bytes) as u64;
+        let mut switches = Vec::new();
         for (i, node) in topo.nodes.iter().enumerate() {
-            if switch_index[i] == u32::MAX {
+            if fab.switch_index[i] == u32::MAX {
                 continue;
             }
             let mut hdrm_total = 0u64;
-            for &(pid, _) in &node_ports[i] {
-                let p = &mut ports[pid as usize];
+            for &(pid, _) in &fab.node_ports[i] {
+                let p = &mut fab.ports[pid as usize];
                 let bdp = (p.rate_bps as u128 * p.delay_ps as u128
                     / 8
                     / crate::sim::PS_PER_S as u128) as u64;
@@ -121,7 +260,7 @@ impl Scenario {
                     "must be smaller than fabric.pfc.xoff",
                 ));
             }
-            switches.push(SwitchState {
+            switches.push(BufferState {
                 node: i as u32,
                 shared_pool_bytes: pool,
                 shared_used_bytes: 0,
@@ -130,52 +269,45 @@ impl Scenario {
                 max_used_bytes: 0,
             });
         }
+        Ok(switches)
+    }
 
-        // ECN thresholds, scaled by port rate.
-        let ecn = &f.ecn;
-        if ecn.enabled == Some(true) {
-            let (kmin, kmax, pmax, rref) = (
-                ecn.kmin.unwrap().0,
-                ecn.kmax.unwrap().0,
-                ecn.pmax.unwrap(),
-                ecn.ref_rate.unwrap().0,
-            );
-            if kmax < kmin {
-                return Err(ScenarioError::new(
-                    "fabric.ecn.kmax",
-                    "must be at least fabric.ecn.kmin (equal: a step at K, as DCTCP)",
-                ));
-            }
-            if !(0.0..=1.0).contains(&pmax) {
-                return Err(ScenarioError::new("fabric.ecn.pmax", "must be in [0, 1]"));
-            }
-            if rref == 0 {
-                return Err(ScenarioError::new("fabric.ecn.ref_rate", "must be > 0"));
-            }
-            for p in ports.iter_mut().filter(|p| !p.is_host) {
-                let scale = |k: u64| (k as u128 * p.rate_bps as u128 / rref as u128) as u64;
-                p.kmin_bytes = scale(kmin);
-                p.kmax_bytes = scale(kmax).max(p.kmin_bytes + 1);
-            }
+    /// RED thresholds of every switch port, scaled by port rate.
+    fn ecn_thresholds(&self, ports: &mut [Port]) -> Result<(), ScenarioError> {
+        let ecn = &self.cfg.fabric.ecn;
+        if ecn.enabled != Some(true) {
+            return Ok(());
         }
-
-        let mut hosts = Vec::with_capacity(topo.hosts.len());
-        for &node in &topo.hosts {
-            hosts.push(HostState {
-                node,
-                port: node_ports[node as usize][0].0,
-                active: Vec::new(),
-                rr: 0,
-                wake_at_ps: u64::MAX,
-            });
+        let (kmin, kmax, pmax, rref) = (
+            ecn.kmin.unwrap().0,
+            ecn.kmax.unwrap().0,
+            ecn.pmax.unwrap(),
+            ecn.ref_rate.unwrap().0,
+        );
+        if kmax < kmin {
+            return Err(ScenarioError::new(
+                "fabric.ecn.kmax",
+                "must be at least fabric.ecn.kmin (equal: a step at K, as DCTCP)",
+            ));
         }
-        let host_rate: Vec<u64> = hosts
-            .iter()
-            .map(|h| ports[h.port as usize].rate_bps)
-            .collect();
-        let nh = hosts.len() as u32;
+        if !(0.0..=1.0).contains(&pmax) {
+            return Err(ScenarioError::new("fabric.ecn.pmax", "must be in [0, 1]"));
+        }
+        if rref == 0 {
+            return Err(ScenarioError::new("fabric.ecn.ref_rate", "must be > 0"));
+        }
+        for p in ports.iter_mut().filter(|p| !p.is_host) {
+            let scale = |k: u64| (k as u128 * p.rate_bps as u128 / rref as u128) as u64;
+            p.kmin_bytes = scale(kmin);
+            p.kmax_bytes = scale(kmax).max(p.kmin_bytes + 1);
+        }
+        Ok(())
+    }
 
-        // Flows: explicit ones first, then each generator in order.
+    /// Flows: explicit ones first, then each generator in order.
+    fn flow_specs(&self, host_rate: &[u64]) -> Result<Vec<FlowSpec>, ScenarioError> {
+        let c = &self.cfg;
+        let nh = host_rate.len() as u32;
         let mut specs: Vec<FlowSpec> = Vec::new();
         for (i, fc) in c.flows.iter().enumerate() {
             let fld = |x: &str| format!("flows[{i}].{x}");
@@ -218,7 +350,7 @@ impl Scenario {
         }
         let mut rng = Rng::new(c.seed, stream::WORKLOAD);
         for (i, w) in c.workload.iter().enumerate() {
-            specs.extend(generate(w, i, &host_rate, &self.base_dir, &mut rng)?);
+            specs.extend(generate(w, i, host_rate, &self.base_dir, &mut rng)?);
         }
         let stop_ps = c.duration.map_or(u64::MAX, |d| d.0);
         if stop_ps == 0 {
@@ -237,64 +369,22 @@ impl Scenario {
                 "long-lived flows without `stop` need a `duration` to end the run",
             ));
         }
+        Ok(specs)
+    }
 
-        // The scheme's own header (INT, timestamp) rides on every data packet and ACK.
-        let info = crate::cc::scheme(&c.cc.scheme).expect("scheme checked at load");
-        let settings = Settings {
-            mtu_payload_bytes: h.mtu_payload_bytes,
-            header_bytes: h.header_bytes + info.extra_header_bytes,
-            ack_bytes: h.ack_bytes + info.extra_header_bytes,
-            ack_every_packets: h.ack_every_packets,
-            nack_interval_ps: h.nack_interval.0,
-            ack_priority,
-            data_priority: f.data_priority,
-            scheduler: f.scheduler,
-            pfc_enabled: f.pfc.enabled,
-            pfc_mode: f.pfc.mode,
-            pfc_xoff_bytes: f.pfc.xoff.0,
-            pfc_alpha: f.pfc.alpha,
-            pfc_resume_offset_bytes: f.pfc.resume_offset.0,
-            pfc_frame_bytes: f.pfc.frame_bytes,
-            ecn_pmax: ecn.pmax.unwrap_or(0.0),
-            ecmp_seed: mix64(c.seed ^ stream::ECMP),
-            record_pfc_events: c.output.pfc_events,
-            int_enabled: info.switch_feature == SwitchFeature::Int,
-        };
-
-        let mut sim = Simulation {
-            now_ps: 0,
-            q: EventQueue::default(),
-            pkts: Arena::default(),
-            ports,
-            topo,
-            switch_index,
-            host_index,
-            switches,
-            hosts,
-            routes,
-            flows: Vec::with_capacity(specs.len()),
-            cc: Vec::with_capacity(specs.len()),
-            cc_params: self.cc_params.clone(),
-            s: settings,
-            marking_rng: Rng::new(c.seed, stream::MARKING),
-            ints: Vec::new(),
-            qcn_cp: Vec::new(),
-            metrics: Metrics::default(),
-            stop_ps,
-            flows_open: specs.len(),
-            events: 0,
-            link_traversals: 0,
-            fatal: None,
-        };
-        if let CcParams::Qcn(p) = &self.cc_params {
-            sim.qcn_cp = sim
-                .ports
-                .iter()
-                .map(|pt| QcnCp::new(p, pt.rate_bps))
-                .collect();
-        }
+    /// The flows with their ideal FCT, and the scheme's per-flow state.
+    fn add_flows(
+        &self,
+        sim: &mut Simulation,
+        info: &crate::cc::SchemeInfo,
+        specs: &[FlowSpec],
+        host_rate: &[u64],
+    ) -> Result<(), ScenarioError> {
+        let h = &self.cfg.host;
+        let irn = sim.s.drop.is_some() && sim.s.recovery.mode == RecoveryMode::Irn;
         let mut base_rtt_ps = 0;
-        if sim.s.int_enabled || info.bdp_window {
+        let mut window = h.window.map_or(u64::MAX, |w| w.0);
+        if sim.s.int_enabled || info.bdp_window || irn {
             let (rtt_ps, (src, dst, switches)) = sim.longest_paths();
             if sim.s.int_enabled && switches > crate::net::MAX_INT_HOPS {
                 return Err(ScenarioError::new("topology", format!(
@@ -305,13 +395,25 @@ impl Scenario {
             if info.bdp_window {
                 base_rtt_ps = rtt_ps;
             }
+            if irn && h.window.is_none() {
+                // IRN's BDP-FC: at most one BDP of the fabric's longest path in flight.
+                let rate = host_rate.iter().copied().max().unwrap_or(0);
+                window = ((rtt_ps as u128 * rate as u128 / 8 / crate::sim::PS_PER_S as u128)
+                    as u64)
+                    .max(1);
+            }
         }
-        for s in &specs {
+        for s in specs {
             let mut fl = Flow::new(s.src, s.dst, s.size_bytes, s.start_ps, s.stop_ps);
             fl.line_rate_bps = host_rate[s.src as usize];
             fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
             fl.base_rtt_ps = base_rtt_ps;
-            fl.window_bytes = h.window.map_or(u64::MAX, |w| w.0);
+            fl.ctl.window_bytes = window;
+            fl.ctl.data_prio = sim.s.data_priority;
+            if irn {
+                fl.loss.irn = Some(Box::default());
+                fl.ooo = Some(Box::default());
+            }
             fl.ideal_fct_ps = sim.ideal_fct_ps(
                 sim.flows.len() as u32,
                 s.src,
@@ -319,11 +421,10 @@ impl Scenario {
                 s.size_bytes.unwrap_or(0),
             );
             sim.flows.push(fl);
-            sim.cc.push(self.cc_params.new_state());
+            sim.senders.push(self.cc_params.new_sender());
+            sim.receivers.push(self.cc_params.new_receiver());
         }
-        self.setup_probes(&mut sim)?;
-        sim.schedule_flows();
-        Ok(sim)
+        Ok(())
     }
 
     fn setup_probes(&self, sim: &mut Simulation) -> Result<(), ScenarioError> {

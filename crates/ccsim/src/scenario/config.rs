@@ -111,6 +111,78 @@ pub struct FabricCfg {
     pub scheduler: Scheduler,
     /// Priority of data packets (1..7).
     pub data_priority: u8,
+    /// Lossy fabric (`pfc.enabled = false`): what a full queue does. Resolved to a shared
+    /// buffer with dynamic thresholds (alpha 1) when PFC is off and this is unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossCfg>,
+    /// ECMP hashes the unordered pair of end hosts instead of the flow, so ACKs retrace the
+    /// data path.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecmp_symmetric: bool,
+}
+
+/// What a lossy switch does with a packet that finds no room.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DropMode {
+    /// Drop when the egress queue holds `queue_packets` packets or `queue_bytes` bytes.
+    DropTail,
+    /// Drop when the egress queue would exceed `alpha` x the free shared buffer.
+    Dynamic,
+}
+
+/// Drop policy of a lossy fabric.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossCfg {
+    pub mode: DropMode,
+    /// Drop-tail limit per egress queue in packets (128 in the AMRT paper).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_packets: Option<u32>,
+    /// Drop-tail limit per egress queue in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_bytes: Option<Size>,
+    /// Dynamic threshold factor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+}
+
+/// How hosts recover lost packets on a lossy fabric.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryMode {
+    /// Go-back-N on NACK and on a retransmission timeout (RoCE's default).
+    GoBackN,
+    /// IRN selective retransmission (Mittal et al., SIGCOMM 2018).
+    Irn,
+}
+
+/// Host loss recovery (`[host.recovery]`, lossy fabric only).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Recovery {
+    pub mode: RecoveryMode,
+    /// Go-back-N retransmission timeout.
+    pub rto: Time,
+    /// IRN: timeout while at most `rto_low_packets` packets are in flight.
+    pub rto_low: Time,
+    /// IRN: timeout otherwise.
+    pub rto_high: Time,
+    pub rto_low_packets: u32,
+}
+
+impl Default for Recovery {
+    /// Go-back-N with IRN's RTO_high as its timeout, so the two compare on equal terms; IRN's
+    /// values from its paper (RTO_low 100 us for N = 3 packets, RTO_high 320 us).
+    fn default() -> Self {
+        Recovery {
+            mode: RecoveryMode::GoBackN,
+            rto: Time(320 * crate::sim::PS_PER_US),
+            rto_low: Time(100 * crate::sim::PS_PER_US),
+            rto_high: Time(320 * crate::sim::PS_PER_US),
+            rto_low_packets: 3,
+        }
+    }
 }
 
 impl Default for FabricCfg {
@@ -121,6 +193,8 @@ impl Default for FabricCfg {
             ecn: EcnCfg::default(),
             scheduler: Scheduler::Rr,
             data_priority: 3,
+            loss: None,
+            ecmp_symmetric: false,
         }
     }
 }
@@ -216,6 +290,9 @@ pub struct HostCfg {
     /// Priority of ACK/NACK; unset means "as the scheme needs" (0 for DCQCN).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_priority: Option<u8>,
+    /// Loss recovery on a lossy fabric; resolved to go-back-N when PFC is off and unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
 }
 
 impl Default for HostCfg {
@@ -228,6 +305,7 @@ impl Default for HostCfg {
             nack_interval: Time(500 * crate::sim::PS_PER_US),
             window: None,
             ack_priority: None,
+            recovery: None,
         }
     }
 }

@@ -159,6 +159,94 @@ pub fn apply_override(root: &mut toml::Table, spec: &str) -> Result<(), Scenario
     Ok(())
 }
 
+/// Check the options that belong to one fabric mode only, and resolve the lossy fabric's drop
+/// policy and host recovery when PFC is off.
+fn resolve_fabric_mode(
+    cfg: &mut config::ScenarioCfg,
+    info: &crate::cc::SchemeInfo,
+) -> Result<(), ScenarioError> {
+    use crate::cc::FabricMode;
+    use config::{DropMode, LossCfg};
+    let lossless = cfg.fabric.pfc.enabled;
+    let only = |field: &str, lossy: bool| {
+        let (want, set) = if lossy {
+            ("a lossy fabric", "false")
+        } else {
+            ("a lossless fabric", "true")
+        };
+        Err(ScenarioError::new(
+            field,
+            format!("applies only to {want} (fabric.pfc.enabled = {set}); remove it or change fabric.pfc.enabled"),
+        ))
+    };
+    match info.fabric {
+        FabricMode::Lossless if !lossless => return only("cc.scheme", false),
+        FabricMode::Lossy if lossless => return only("cc.scheme", true),
+        _ => {}
+    }
+    if lossless {
+        if cfg.fabric.loss.is_some() {
+            return only("fabric.loss", true);
+        }
+        if cfg.host.recovery.is_some() {
+            return only("host.recovery", true);
+        }
+        return Ok(());
+    }
+    if cfg.fabric.pfc.headroom.is_some() {
+        return only("fabric.pfc.headroom", false);
+    }
+    cfg.host.recovery.get_or_insert_with(Default::default);
+    let loss = cfg.fabric.loss.get_or_insert(LossCfg {
+        mode: DropMode::Dynamic,
+        queue_packets: None,
+        queue_bytes: None,
+        alpha: None,
+    });
+    match loss.mode {
+        DropMode::DropTail => {
+            if loss.alpha.is_some() {
+                return Err(ScenarioError::new(
+                    "fabric.loss.alpha",
+                    "applies only to mode = \"dynamic\"; drop-tail takes queue_packets or queue_bytes",
+                ));
+            }
+            if loss.queue_packets.unwrap_or(0) == 0 && loss.queue_bytes.is_none_or(|b| b.0 == 0) {
+                return Err(ScenarioError::new(
+                    "fabric.loss.queue_packets",
+                    "drop-tail needs a limit > 0: set queue_packets (e.g. 128) or queue_bytes",
+                ));
+            }
+        }
+        DropMode::Dynamic => {
+            if loss.queue_packets.is_some() || loss.queue_bytes.is_some() {
+                return Err(ScenarioError::new(
+                    "fabric.loss.queue_packets",
+                    "applies only to mode = \"drop_tail\"; the dynamic mode takes alpha",
+                ));
+            }
+            let a = *loss.alpha.get_or_insert(1.0);
+            if !(a > 0.0 && a.is_finite()) {
+                return Err(ScenarioError::new("fabric.loss.alpha", "must be > 0"));
+            }
+        }
+    }
+    let r = cfg.host.recovery.as_ref().expect("resolved above");
+    for (field, t) in [
+        ("rto", r.rto),
+        ("rto_low", r.rto_low),
+        ("rto_high", r.rto_high),
+    ] {
+        if t.0 == 0 {
+            return Err(ScenarioError::new(
+                &format!("host.recovery.{field}"),
+                "must be > 0",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A loaded scenario: the resolved config and where its relative paths point.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -196,16 +284,14 @@ impl Scenario {
         let ecn = &mut cfg.fabric.ecn;
         ecn.enabled.get_or_insert(info.ecn.is_some());
         if ecn.enabled == Some(true) {
-            // A scheme without ECN that the scenario turns it on for gets DCQCN's thresholds.
-            let (dkmin, dkmax, dpmax, dref) = info
-                .ecn
-                .or(crate::cc::scheme("dcqcn").unwrap().ecn)
-                .expect("dcqcn marks ECN");
-            ecn.kmin.get_or_insert(units::Size(dkmin));
-            ecn.kmax.get_or_insert(units::Size(dkmax));
-            ecn.pmax.get_or_insert(dpmax);
-            ecn.ref_rate.get_or_insert(units::Rate(dref));
+            // A scheme without ECN that the scenario turns it on for gets the default thresholds.
+            let d = info.ecn.unwrap_or(crate::cc::DEFAULT_ECN);
+            ecn.kmin.get_or_insert(units::Size(d.kmin_bytes));
+            ecn.kmax.get_or_insert(units::Size(d.kmax_bytes));
+            ecn.pmax.get_or_insert(d.pmax);
+            ecn.ref_rate.get_or_insert(units::Rate(d.ref_rate_bps));
         }
+        resolve_fabric_mode(&mut cfg, info)?;
         let data_priority = cfg.fabric.data_priority;
         cfg.host
             .ack_priority

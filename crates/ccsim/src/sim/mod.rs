@@ -5,6 +5,6 @@ pub mod queue;
 pub mod rng;
 pub mod units;
 
-pub use queue::{Event, EventQueue};
+pub use queue::{Event, EventQueue, TimerOwner};
 pub use rng::Rng;
 pub use units::*;

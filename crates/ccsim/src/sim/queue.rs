@@ -18,12 +18,31 @@ pub enum Event {
     FlowStop { flow: u32 },
     /// A host NIC re-checks flows whose pacing time has come.
     NicWake { host: u32 },
-    /// A congestion-control timer of a flow; ignored unless `epoch` matches the flow's.
-    CcTimer { flow: u32, kind: u8, epoch: u32 },
+    /// A scheme's timer `kind` of `owner` number `id`; ignored unless `epoch` is still the
+    /// owner's epoch for that kind (setting or cancelling a timer moves the epoch on).
+    Timer {
+        owner: TimerOwner,
+        kind: u8,
+        id: u32,
+        epoch: u32,
+    },
+    /// A flow's retransmission timeout (lossy fabric); ignored unless `epoch` matches.
+    Rto { flow: u32, epoch: u32 },
     /// Take the periodic queue / utilization samples.
     SampleQueues,
     /// Take the periodic per-flow rate samples.
     SampleRates,
+}
+
+/// Whose timer an `Event::Timer` is: a flow's sender or receiver part, a host's receiver part,
+/// or a switch port's part of the scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TimerOwner {
+    Sender,
+    Receiver,
+    Host,
+    Port,
 }
 
 #[derive(Clone, Copy)]
@@ -149,15 +168,6 @@ impl EventQueue {
             return None;
         }
         self.current.pop().map(|e| (e.time_ps, e.ev))
-    }
-
-    /// Time of the earliest event.
-    #[inline]
-    pub fn peek_time(&mut self) -> Option<u64> {
-        if self.current.is_empty() && !self.advance() {
-            return None;
-        }
-        self.current.last().map(|e| e.time_ps)
     }
 
     /// Number of pending events.

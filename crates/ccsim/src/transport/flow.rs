@@ -1,28 +1,112 @@
-//! Flow lifecycle and the receive path: data -> ACK/NACK (and CNP) at the receiver, ACK/NACK/CNP
-//! -> congestion control and go-back-N at the sender. FCT is measured when the sender holds the
-//! ACK of the last byte.
+//! Flow lifecycle and the receive path: data -> the scheme's receiver part, then ACK/NACK at the
+//! receiver; ACK/NACK -> recovery and the scheme's sender part at the sender; control packets
+//! -> the part they are addressed to. FCT is measured when the sender holds the ACK of the last
+//! byte. Scheme hooks run through `sender_hook` / `receiver_hook`, and the control packets they
+//! ask for leave right after them.
 
-use crate::cc::{AckInfo, CcCtx};
-use crate::net::{Packet, PktKind};
+use crate::cc::{
+    AckInfo, CcParams, CtrlInfo, DataInfo, HostRxState, ReceiverState, Rx, SenderState, Tx,
+};
+use crate::net::{Mark, Packet, PktKind, SACK_TRIMMED};
 use crate::sim::Event;
 use crate::world::Simulation;
 
 impl Simulation {
     pub(crate) fn flow_start(&mut self, fid: u32) {
+        let now = self.now_ps;
         let f = &mut self.flows[fid as usize];
         f.started = true;
-        f.next_avail_ps = self.now_ps;
-        self.cc[fid as usize].on_start(&self.cc_params, f);
+        f.ctl.next_avail_ps = now;
+        f.ctl.rate_bps = f.line_rate_bps;
+        self.sender_hook(fid, |cc, s, tx| cc.on_start(s, tx));
+        self.flush_flow_ctrl(true);
         self.activate(fid);
+    }
+
+    /// Run a sender hook of flow `fid`. True when it opened a gate that may let the flow send
+    /// sooner (window, halt, credit, pacing clock); the caller restarts the NIC.
+    pub(crate) fn sender_hook(
+        &mut self,
+        fid: u32,
+        hook: impl FnOnce(&CcParams, &mut SenderState, &mut Tx),
+    ) -> bool {
+        let f = &mut self.flows[fid as usize];
+        let c = &f.ctl;
+        let before = (
+            c.window_bytes,
+            c.hold_until_ps,
+            c.credit_bytes,
+            c.next_avail_ps,
+        );
+        let mut tx = Tx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out);
+        hook(&self.cc, &mut self.senders[fid as usize], &mut tx);
+        let c = &self.flows[fid as usize].ctl;
+        c.window_bytes > before.0
+            || c.hold_until_ps < before.1
+            || c.credit_bytes > before.2
+            || c.next_avail_ps < before.3
+    }
+
+    /// Run a receiver hook of flow `fid` (with its receiving host's state).
+    pub(crate) fn receiver_hook(
+        &mut self,
+        fid: u32,
+        hook: impl FnOnce(&CcParams, &mut ReceiverState, &mut HostRxState, &mut Rx),
+    ) {
+        let f = &mut self.flows[fid as usize];
+        let host = f.dst as usize;
+        let mut rx = Rx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out);
+        hook(
+            &self.cc,
+            &mut self.receivers[fid as usize],
+            &mut self.host_rx[host],
+            &mut rx,
+        );
+    }
+
+    /// Send the control packets a sender or receiver hook asked for, from the host at the
+    /// other end of their destination; `kick` starts the NIC (false inside NIC dequeue).
+    pub(crate) fn flush_flow_ctrl(&mut self, kick: bool) {
+        let msgs = std::mem::take(&mut self.ctrl_out);
+        for m in &msgs {
+            let f = &self.flows[m.flow as usize];
+            let (from, to) = if m.to_sender {
+                (f.dst, f.src)
+            } else {
+                (f.src, f.dst)
+            };
+            let mut c = Packet::new(
+                PktKind::Ctrl,
+                m.flow,
+                to,
+                self.s.ack_bytes,
+                self.s.ack_priority,
+            );
+            (c.sub, c.hdr, c.mark, c.ts_ps) = (m.code, m.hdr, m.mark, m.ts_ps);
+            self.send_control(from, c, kick);
+        }
+        self.ctrl_out = msgs;
+        self.ctrl_out.clear();
     }
 
     fn activate(&mut self, fid: u32) {
         let f = &mut self.flows[fid as usize];
-        if !f.in_active && !f.all_sent() {
+        if !f.in_active && f.has_data() {
             f.in_active = true;
             let h = &mut self.hosts[f.src as usize];
             h.active.push(fid);
             let port = h.port;
+            self.port_kick(port);
+        }
+    }
+
+    /// Restart flow `fid`'s NIC: put the flow back among the active ones, or kick the port.
+    pub(crate) fn wake_sender(&mut self, fid: u32) {
+        let f = &self.flows[fid as usize];
+        if !f.in_active && f.has_data() {
+            self.activate(fid);
+        } else {
+            let port = self.hosts[f.src as usize].port;
             self.port_kick(port);
         }
     }
@@ -34,7 +118,7 @@ impl Simulation {
             return;
         }
         f.size_bytes = f.snd_nxt;
-        if f.in_active {
+        if f.in_active && !f.has_data() {
             f.in_active = false;
             let h = &mut self.hosts[f.src as usize];
             h.active.retain(|&x| x != fid);
@@ -49,7 +133,12 @@ impl Simulation {
         let f = &mut self.flows[fid as usize];
         f.finished = true;
         f.finish_ps = self.now_ps;
-        self.cc[fid as usize].on_finish();
+        for e in &mut f.tx_timers {
+            *e = e.wrapping_add(1);
+        }
+        f.loss.rto_deadline_ps = u64::MAX;
+        self.sender_hook(fid, |cc, s, tx| cc.on_finish(s, tx));
+        self.flush_flow_ctrl(true);
         self.flows_open -= 1;
     }
 
@@ -61,155 +150,220 @@ impl Simulation {
         self.pkts.free(pkt);
         match p.kind {
             PktKind::Data => self.receive_data(&p, pkt),
-            PktKind::Ack | PktKind::Nack | PktKind::Cnp => self.receive_feedback(&p, pkt),
+            PktKind::Ack | PktKind::Nack => self.receive_ack(&p, pkt),
+            PktKind::Ctrl => self.receive_ctrl(&p),
             PktKind::Pause | PktKind::Resume => unreachable!("PFC frames are handled before"),
         }
     }
 
-    fn control(
-        s: &crate::world::Settings,
-        kind: PktKind,
-        flow: u32,
-        dst_host: u32,
-        seq: u64,
-        ce: bool,
-        ts_ps: u64,
-    ) -> Packet {
-        Packet {
-            kind,
-            prio: s.ack_priority,
-            ce,
-            pfc_prio: 0,
-            size_bytes: s.ack_bytes,
-            payload_bytes: 0,
-            flow,
-            dst_host,
-            seq,
-            ts_ps,
-            in_port: u32::MAX,
-            int_hops: 0,
-        }
+    /// An ACK or NACK from flow `fid`'s receiver, echoing data packet `data`.
+    fn reply(&self, fid: u32, kind: PktKind, seq: u64, mark: Mark, data: &Packet) -> Packet {
+        let f = &self.flows[fid as usize];
+        let mut a = Packet::new(kind, fid, f.src, self.s.ack_bytes, self.s.ack_priority);
+        (a.seq, a.mark, a.ts_ps) = (seq, mark, data.ts_ps);
+        a.hdr = self.cc.ack_hdr(&self.receivers[fid as usize]);
+        a
     }
 
     /// Send an ACK or NACK for data packet `data`, carrying its INT records. The ACK usually
     /// takes the slot the data packet just freed, and with it the records, so nothing is copied.
     fn send_ack(&mut self, host: u32, mut ack: Packet, data: &Packet, data_pkt: u32) {
         if !self.s.int_enabled {
-            self.send_control(host, ack);
+            self.send_control(host, ack, true);
             return;
         }
-        ack.int_hops = data.int_hops;
+        ack.sub = data.sub;
         let int = self.ints[data_pkt as usize];
-        let id = self.send_control(host, ack);
+        let id = self.send_control(host, ack, true);
         if id != data_pkt {
             *self.int_slot(id) = int;
         }
+    }
+
+    /// The INT records of packet `pkt`, growing the side table to the arena's size.
+    fn int_slot(&mut self, pkt: u32) -> &mut crate::net::IntStack {
+        let i = pkt as usize;
+        if i >= self.ints.len() {
+            self.ints.resize(
+                self.pkts.capacity_used().max(i + 1),
+                crate::net::IntStack::default(),
+            );
+        }
+        &mut self.ints[i]
     }
 
     fn receive_data(&mut self, p: &Packet, pkt: u32) {
         let now = self.now_ps;
         let fid = p.flow;
         let f = &mut self.flows[fid as usize];
-        let (src, dst) = (f.src, f.dst);
-        self.metrics.delivered_bytes += if p.seq == f.rcv_nxt {
-            p.payload_bytes as u64
-        } else {
-            0
-        };
-        if p.seq == f.rcv_nxt {
+        let dst = f.dst;
+        let trimmed = p.payload_bytes == 0;
+        let in_order = !trimmed && p.seq == f.rcv_nxt;
+        if in_order {
             f.rcv_nxt += p.payload_bytes as u64;
             f.rx_since_ack += 1;
-            f.ce_since_ack |= p.ce;
+            f.mark_since_ack = f.mark_since_ack.merge(p.mark);
+            self.metrics.delivered_bytes += p.payload_bytes as u64;
+            if self.flows[fid as usize].ooo.is_some() {
+                self.deliver_held(fid);
+            }
+        }
+        let info = DataInfo {
+            seq: p.seq,
+            payload_bytes: p.payload_bytes as u32,
+            size_bytes: p.size_bytes as u32,
+            mark: p.mark,
+            sent_ps: p.ts_ps,
+            hdr: p.hdr,
+            in_order,
+            trimmed,
+        };
+        self.receiver_hook(fid, |cc, s, h, rx| cc.on_data(s, h, rx, &info));
+        let f = &mut self.flows[fid as usize];
+        let rcv_nxt = f.rcv_nxt;
+        let idx = (p.seq / self.s.mtu_payload_bytes as u64) as u32;
+        let reply = if in_order {
             let last = !f.long_lived && f.rcv_nxt >= f.size_bytes;
             if f.rx_since_ack >= self.s.ack_every_packets || last {
-                let ack = Self::control(
-                    &self.s,
-                    PktKind::Ack,
-                    fid,
-                    src,
-                    f.rcv_nxt,
-                    f.ce_since_ack,
-                    p.ts_ps,
-                );
-                let f = &mut self.flows[fid as usize];
+                let mark = f.mark_since_ack;
                 f.rx_since_ack = 0;
-                f.ce_since_ack = false;
-                self.send_ack(dst, ack, p, pkt);
+                f.mark_since_ack = Mark::None;
+                Some(self.reply(fid, PktKind::Ack, rcv_nxt, mark, p))
+            } else {
+                None
             }
-            let gap = self.cc_params.cnp_interval_ps();
-            let f = &mut self.flows[fid as usize];
-            if gap > 0 && p.ce && f.last_cnp_ps.is_none_or(|t| now >= t + gap) {
-                f.last_cnp_ps = Some(now);
-                let cnp = Self::control(&self.s, PktKind::Cnp, fid, src, 0, true, p.ts_ps);
-                self.send_control(dst, cnp);
-            }
-        } else if p.seq > f.rcv_nxt {
-            if now >= f.nack_ok_ps || f.last_nack_seq != f.rcv_nxt {
+        } else if trimmed {
+            let mut nack = self.reply(fid, PktKind::Nack, rcv_nxt, p.mark, p);
+            nack.sack_idx = idx | SACK_TRIMMED;
+            Some(nack)
+        } else if p.seq > rcv_nxt {
+            if let Some(ooo) = &mut f.ooo {
+                // Selective repeat: keep it and NACK with its index (a duplicate: ACK).
+                let dup = ooo.held.contains(idx as u64);
+                ooo.held.insert(idx as u64);
+                let kind = if dup { PktKind::Ack } else { PktKind::Nack };
+                let mut r = self.reply(fid, kind, rcv_nxt, p.mark, p);
+                r.sack_idx = idx;
+                Some(r)
+            } else if now >= f.nack_ok_ps || f.last_nack_seq != rcv_nxt {
                 f.nack_ok_ps = now + self.s.nack_interval_ps;
-                f.last_nack_seq = f.rcv_nxt;
-                let nack =
-                    Self::control(&self.s, PktKind::Nack, fid, src, f.rcv_nxt, p.ce, p.ts_ps);
-                self.send_ack(dst, nack, p, pkt);
+                f.last_nack_seq = rcv_nxt;
+                Some(self.reply(fid, PktKind::Nack, rcv_nxt, p.mark, p))
+            } else {
+                None
             }
         } else {
             // Duplicate after go-back-N: re-acknowledge what we have.
-            let ack = Self::control(&self.s, PktKind::Ack, fid, src, f.rcv_nxt, false, p.ts_ps);
-            self.send_ack(dst, ack, p, pkt);
+            Some(self.reply(fid, PktKind::Ack, rcv_nxt, Mark::None, p))
+        };
+        if let Some(r) = reply {
+            self.send_ack(dst, r, p, pkt);
+        }
+        if !self.ctrl_out.is_empty() {
+            self.flush_flow_ctrl(true);
         }
     }
 
-    fn receive_feedback(&mut self, p: &Packet, pkt: u32) {
+    /// Selective repeat: move the in-order point over packets held beyond the old gap.
+    fn deliver_held(&mut self, fid: u32) {
+        let mtu = self.s.mtu_payload_bytes as u64;
+        let f = &mut self.flows[fid as usize];
+        let ooo = f.ooo.as_mut().expect("selective repeat");
+        loop {
+            let idx = f.rcv_nxt / mtu;
+            if !f.rcv_nxt.is_multiple_of(mtu) || !ooo.held.contains(idx) {
+                break;
+            }
+            let len = mtu.min(f.size_bytes - f.rcv_nxt);
+            f.rcv_nxt += len;
+            f.rx_since_ack += 1;
+            self.metrics.delivered_bytes += len;
+        }
+        ooo.held.advance_to(f.rcv_nxt / mtu);
+    }
+
+    fn receive_ack(&mut self, p: &Packet, pkt: u32) {
         let now = self.now_ps;
         let fid = p.flow;
         let f = &mut self.flows[fid as usize];
         if f.finished {
             return;
         }
-        let mut ctx = CcCtx {
-            now_ps: now,
-            flow_id: fid,
-            q: &mut self.q,
+        let newly = p.seq.saturating_sub(f.snd_una);
+        if newly > 0 {
+            f.snd_una = p.seq;
+        }
+        let nack = p.kind == PktKind::Nack;
+        if self.s.drop.is_some() {
+            self.recover(fid, p, newly);
+        } else if nack && f.snd_nxt > p.seq {
+            f.snd_nxt = p.seq; // go-back-N
+        }
+        let int = if self.s.int_enabled {
+            &self.ints[pkt as usize].hops[..p.sub as usize]
+        } else {
+            &[]
         };
-        let cc = &mut self.cc[fid as usize];
-        match p.kind {
-            PktKind::Cnp => cc.on_cnp(&self.cc_params, f, &mut ctx, p.seq as u8),
-            PktKind::Ack | PktKind::Nack => {
-                let newly = p.seq.saturating_sub(f.snd_una);
-                if newly > 0 {
-                    f.snd_una = p.seq;
-                }
-                if p.kind == PktKind::Nack && f.snd_nxt > p.seq {
-                    f.snd_nxt = p.seq; // go-back-N
-                }
-                cc.on_ack(
-                    &self.cc_params,
-                    f,
-                    &mut ctx,
-                    AckInfo {
-                        ack_seq: p.seq,
-                        newly_acked_bytes: newly,
-                        ce_echo: p.ce,
-                        rtt_ps: now - p.ts_ps,
-                        int: if self.s.int_enabled {
-                            &self.ints[pkt as usize].hops[..p.int_hops as usize]
-                        } else {
-                            &[]
-                        },
-                    },
-                );
-            }
-            _ => {}
+        let ack = AckInfo {
+            nack,
+            ack_seq: p.seq,
+            newly_acked_bytes: newly,
+            mark: p.mark,
+            rtt_ps: now - p.ts_ps,
+            hdr: p.hdr,
+            int,
+        };
+        let f = &mut self.flows[fid as usize];
+        let mut tx = Tx::new(now, fid, f, &mut self.q, &mut self.ctrl_out);
+        self.cc
+            .on_ack(&mut self.senders[fid as usize], &mut tx, &ack);
+        self.after_sender_feedback(fid);
+    }
+
+    /// After an ACK or a control packet reached the sender: send what the hook asked for,
+    /// finish the flow if all is acked, else restart its NIC.
+    fn after_sender_feedback(&mut self, fid: u32) {
+        if !self.ctrl_out.is_empty() {
+            self.flush_flow_ctrl(true);
         }
         let f = &self.flows[fid as usize];
         if f.snd_una >= f.size_bytes {
             self.finish_flow(fid);
             return;
         }
-        if !f.in_active && !f.all_sent() {
-            self.activate(fid);
-        } else {
-            let port = self.hosts[f.src as usize].port;
-            self.port_kick(port);
+        self.wake_sender(fid);
+    }
+
+    fn receive_ctrl(&mut self, p: &Packet) {
+        let fid = p.flow;
+        let c = CtrlInfo {
+            code: p.sub,
+            hdr: p.hdr,
+            mark: p.mark,
+            sent_ps: p.ts_ps,
+        };
+        let f = &self.flows[fid as usize];
+        if p.dst_host != f.src {
+            self.receiver_hook(fid, |cc, s, h, rx| cc.on_receiver_ctrl(s, h, rx, &c));
+            if !self.ctrl_out.is_empty() {
+                self.flush_flow_ctrl(true);
+            }
+            return;
+        }
+        if f.finished {
+            return;
+        }
+        self.sender_hook(fid, |cc, s, tx| cc.on_ctrl(s, tx, &c));
+        self.after_sender_feedback(fid);
+    }
+
+    /// A sender timer fired: restart the NIC if it opened a gate.
+    pub(crate) fn sender_timer(&mut self, fid: u32, kind: u8) {
+        if self.sender_hook(fid, |cc, s, tx| cc.on_sender_timer(s, tx, kind)) {
+            self.wake_sender(fid);
+        }
+        if !self.ctrl_out.is_empty() {
+            self.flush_flow_ctrl(true);
         }
     }
 

@@ -3,11 +3,35 @@
 //! safety net; a drop there already fails the run. Send/receive handlers are in `flow.rs`.
 
 pub mod flow;
+pub mod loss;
+
+use crate::cc::{TimerEpochs, TIMER_KINDS};
+use crate::net::Mark;
 
 /// Sentinel size of a long-lived flow that has not been stopped yet.
 pub const UNBOUNDED: u64 = u64::MAX;
 
-/// A flow's sender and receiver state (one struct: the simulator sees both ends).
+/// What a scheme's sender part controls (through `cc::Tx::ctl`): the NIC sends the flow's next
+/// packet once every gate is open.
+#[derive(Clone, Debug)]
+pub struct SendCtl {
+    /// Pacing rate: after a packet of B bytes the next may leave B x 8 / rate later.
+    pub rate_bps: u64,
+    /// Maximum bytes in flight (u64::MAX = no window).
+    pub window_bytes: u64,
+    /// Pacing clock: the next packet may leave at this time.
+    pub next_avail_ps: u64,
+    /// Source halt: nothing leaves before this time (ACC).
+    pub hold_until_ps: u64,
+    /// Credit gating: a packet may leave while this is > 0 and uses up its payload
+    /// (u64::MAX = not gated; grants, credits and pulls add to it).
+    pub credit_bytes: u64,
+    /// Priority of the flow's next data packet (schemes with `prio_per_packet`).
+    pub data_prio: u8,
+}
+
+/// A flow's sender and receiver state (one struct: the simulator sees both ends). Scheme
+/// hooks see it only through `cc::Tx` and `cc::Rx`.
 #[derive(Clone, Debug)]
 pub struct Flow {
     pub src: u32,
@@ -22,26 +46,29 @@ pub struct Flow {
     pub started: bool,
     pub snd_nxt: u64,
     pub snd_una: u64,
-    pub next_avail_ps: u64,
-    pub rate_bps: u64,
+    pub ctl: SendCtl,
     pub line_rate_bps: u64,
     pub mtu_payload_bytes: u64,
     /// The fabric's longest base RTT (set only for schemes with a BDP window; the HPCC
     /// simulator's `GLOBAL_T 1`).
     pub base_rtt_ps: u64,
-    /// Maximum bytes in flight (u64::MAX = no window).
-    pub window_bytes: u64,
+    pub tx_timers: TimerEpochs,
     pub in_active: bool,
     pub finished: bool,
     pub finish_ps: u64,
     pub tx_bytes: u64,
+    /// Loss recovery (lossy fabric only).
+    pub loss: loss::TxLoss,
     // Receiver.
     pub rcv_nxt: u64,
     pub rx_since_ack: u32,
-    pub ce_since_ack: bool,
+    /// Strongest mark on the data packets since the last ACK.
+    pub mark_since_ack: Mark,
     pub last_nack_seq: u64,
     pub nack_ok_ps: u64,
-    pub last_cnp_ps: Option<u64>,
+    pub rx_timers: TimerEpochs,
+    /// Packets held beyond a gap (selective repeat only).
+    pub ooo: Option<Box<loss::OooRx>>,
     // Derived / probes.
     pub ideal_fct_ps: u64,
     pub sampled_acked: u64,
@@ -66,33 +93,61 @@ impl Flow {
             started: false,
             snd_nxt: 0,
             snd_una: 0,
-            next_avail_ps: 0,
-            rate_bps: 0,
+            ctl: SendCtl {
+                rate_bps: 0,
+                window_bytes: u64::MAX,
+                next_avail_ps: 0,
+                hold_until_ps: 0,
+                credit_bytes: u64::MAX,
+                data_prio: 0,
+            },
             line_rate_bps: 0,
             mtu_payload_bytes: 0,
             base_rtt_ps: 0,
-            window_bytes: u64::MAX,
+            tx_timers: [0; TIMER_KINDS],
             in_active: false,
             finished: false,
             finish_ps: 0,
             tx_bytes: 0,
+            loss: loss::TxLoss::default(),
             rcv_nxt: 0,
             rx_since_ack: 0,
-            ce_since_ack: false,
+            mark_since_ack: Mark::None,
             last_nack_seq: u64::MAX,
             nack_ok_ps: 0,
-            last_cnp_ps: None,
+            rx_timers: [0; TIMER_KINDS],
+            ooo: None,
             ideal_fct_ps: 0,
             sampled_acked: 0,
         }
     }
 
-    /// True when the sender may put a new packet on the wire now.
+    /// True when the sender has data to offer: new bytes, or a retransmission queued.
+    #[inline]
+    pub fn has_data(&self) -> bool {
+        self.snd_nxt < self.size_bytes || self.loss.rtx_seq != u64::MAX
+    }
+
+    /// True when the window has room for another packet.
+    #[inline]
+    pub fn window_open(&self) -> bool {
+        self.snd_nxt - self.snd_una < self.ctl.window_bytes
+    }
+
+    /// True when a packet is ready apart from timing and credit: a retransmission (within
+    /// what is already in flight), or new data with the window open.
+    #[inline]
+    pub fn has_ready_packet(&self) -> bool {
+        (self.snd_nxt < self.size_bytes && self.window_open()) || self.loss.rtx_seq != u64::MAX
+    }
+
+    /// True when the sender may put a packet on the wire now.
     #[inline]
     pub fn can_send(&self, now_ps: u64) -> bool {
-        self.snd_nxt < self.size_bytes
-            && self.snd_nxt - self.snd_una < self.window_bytes
-            && self.next_avail_ps <= now_ps
+        self.has_ready_packet()
+            && self.ctl.next_avail_ps <= now_ps
+            && self.ctl.hold_until_ps <= now_ps
+            && self.ctl.credit_bytes > 0
     }
 
     /// Bandwidth-delay product of the fabric's longest base RTT at this flow's line rate.
@@ -101,9 +156,9 @@ impl Flow {
             as u64
     }
 
-    /// True when all data has been sent at least once (nothing left to offer).
+    /// True when all data has been sent at least once and nothing waits for retransmission.
     #[inline]
     pub fn all_sent(&self) -> bool {
-        self.snd_nxt >= self.size_bytes
+        !self.has_data()
     }
 }

@@ -1,0 +1,146 @@
+//! The switch buffer (MMU): one shared pool per switch, each packet charged to its (ingress
+//! port, priority) and released when it leaves. Lossless: a queue past its PFC threshold
+//! (static XOFF, or alpha x the free pool) spills into the ingress port's headroom and triggers
+//! PAUSE (`net::pfc`); overflowing headroom or the pool is a configuration error that stops the
+//! run. Lossy: a packet that would overflow its egress queue's limit (drop-tail, in packets or
+//! bytes, or a dynamic threshold alpha x the free pool) or the pool is dropped.
+//!
+//! Buffer model: `shared_pool = buffer - sum(headroom reserves)` (no headroom when lossy).
+//! Control packets (priority 0) bypass admission and are counted apart.
+
+use crate::scenario::config::{DropMode, PfcMode};
+use crate::world::{SimError, Simulation};
+
+/// Shared-buffer state of one switch.
+#[derive(Clone, Debug)]
+pub struct BufferState {
+    pub node: u32,
+    /// Buffer minus all headroom reservations: what queues share.
+    pub shared_pool_bytes: u64,
+    pub shared_used_bytes: u64,
+    /// Bytes of control packets (priority 0), outside admission.
+    pub ctrl_bytes: u64,
+    /// Bytes currently held in PFC headroom (all ports).
+    pub hdrm_used_bytes: u64,
+    pub max_used_bytes: u64,
+}
+
+/// Outcome of buffer admission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Admit {
+    Ok,
+    /// Lossy fabric: no room.
+    Drop,
+    /// Lossless fabric overflowed: `Simulation::fatal` is set.
+    Fatal,
+}
+
+impl Simulation {
+    /// PFC XOFF threshold of switch `si`'s ingress queues.
+    #[inline]
+    pub(crate) fn pfc_threshold(&self, si: usize) -> u64 {
+        match self.s.pfc_mode {
+            PfcMode::Static => self.s.pfc_xoff_bytes,
+            PfcMode::Dynamic => {
+                let sw = &self.switches[si];
+                (self.s.pfc_alpha * (sw.shared_pool_bytes - sw.shared_used_bytes) as f64) as u64
+            }
+        }
+    }
+
+    /// Charge a data packet arriving through `in_port` for egress `out` to the buffer; on a
+    /// lossless fabric, send PAUSE if its ingress queue passed the threshold.
+    pub(crate) fn admit(
+        &mut self,
+        si: usize,
+        in_port: u32,
+        out: u32,
+        prio: usize,
+        size: u64,
+    ) -> Admit {
+        if let Some(d) = self.s.drop {
+            let sw = &self.switches[si];
+            let q = &self.ports[out as usize];
+            let full = match d.mode {
+                DropMode::DropTail => {
+                    (d.queue_packets > 0 && q.queues[prio].len() >= d.queue_packets as usize)
+                        || (d.queue_bytes > 0 && q.queue_bytes[prio] + size > d.queue_bytes)
+                }
+                DropMode::Dynamic => {
+                    let free = sw.shared_pool_bytes - sw.shared_used_bytes;
+                    (q.queue_bytes[prio] + size) as f64 > d.alpha * free as f64
+                }
+            };
+            if full || sw.shared_used_bytes + size > sw.shared_pool_bytes {
+                return Admit::Drop;
+            }
+            self.switches[si].shared_used_bytes += size;
+            self.ports[in_port as usize].ing_shared_bytes[prio] += size;
+            return Admit::Ok;
+        }
+        let thresh = self.pfc_threshold(si);
+        let port = &mut self.ports[in_port as usize];
+        if port.ing_hdrm_bytes[prio] > 0 || port.ing_shared_bytes[prio] + size > thresh {
+            let hdrm_used: u64 = port.ing_hdrm_bytes.iter().sum();
+            if hdrm_used + size > port.hdrm_reserve_bytes {
+                let name = &self.topo.nodes[port.node as usize].name;
+                self.fatal = Some(SimError(format!(
+                    "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} overflowed ({} + {size} > {} bytes); raise fabric.pfc.headroom",
+                    self.now_ps as f64 / 1e6, hdrm_used, port.hdrm_reserve_bytes
+                )));
+                return Admit::Fatal;
+            }
+            port.ing_hdrm_bytes[prio] += size;
+            self.switches[si].hdrm_used_bytes += size;
+        } else {
+            let sw = &mut self.switches[si];
+            if sw.shared_used_bytes + size > sw.shared_pool_bytes {
+                let name = &self.topo.nodes[port.node as usize].name;
+                self.fatal = Some(SimError(format!("lossless violation at {:.3} us: shared buffer of switch `{name}` overflowed; lower fabric.pfc.xoff or raise fabric.buffer", self.now_ps as f64 / 1e6)));
+                return Admit::Fatal;
+            }
+            sw.shared_used_bytes += size;
+            port.ing_shared_bytes[prio] += size;
+        }
+        let bit = 1u8 << prio;
+        if port.pfc_sent_mask & bit == 0
+            && (port.ing_hdrm_bytes[prio] > 0 || port.ing_shared_bytes[prio] >= thresh)
+        {
+            port.pfc_sent_mask |= bit;
+            self.send_pfc(in_port, prio as u8, true);
+        }
+        Admit::Ok
+    }
+
+    /// Return a departing packet's bytes to the buffer; send RESUME if its ingress queue
+    /// drained.
+    pub(crate) fn release(&mut self, si: usize, in_port: u32, prio: usize, size: u64) {
+        let port = &mut self.ports[in_port as usize];
+        let from_hdrm = port.ing_hdrm_bytes[prio].min(size);
+        port.ing_hdrm_bytes[prio] -= from_hdrm;
+        self.switches[si].hdrm_used_bytes -= from_hdrm;
+        let rest = size - from_hdrm;
+        port.ing_shared_bytes[prio] -= rest;
+        self.switches[si].shared_used_bytes -= rest;
+        let bit = 1u8 << prio;
+        let port = &self.ports[in_port as usize];
+        if port.pfc_sent_mask & bit != 0 && port.ing_hdrm_bytes[prio] == 0 {
+            let shared = port.ing_shared_bytes[prio];
+            let thresh = self.pfc_threshold(si);
+            if shared == 0 || shared + self.s.pfc_resume_offset_bytes <= thresh {
+                self.ports[in_port as usize].pfc_sent_mask &= !bit;
+                self.send_pfc(in_port, prio as u8, false);
+            }
+        }
+    }
+
+    /// Track the switch's buffer high-water mark.
+    #[inline]
+    pub(crate) fn note_buffer_use(&mut self, si: usize) {
+        let sw = &mut self.switches[si];
+        let used = sw.shared_used_bytes + sw.ctrl_bytes + sw.hdrm_used_bytes;
+        if used > sw.max_used_bytes {
+            sw.max_used_bytes = used;
+        }
+    }
+}

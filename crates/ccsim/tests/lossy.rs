@@ -1,0 +1,199 @@
+//! Tests for the lossy fabric (PFC off): drops, loss recovery by go-back-N and by IRN, and
+//! conservation (every byte delivered exactly once despite drops).
+
+mod common;
+
+use common::{assert_buffers_empty, column};
+
+/// A 16-to-1 incast of 1 MB each into one 100G port with 128-packet drop-tail queues.
+fn incast(recovery: &str, scheme: &str) -> ccsim::Results {
+    run(&incast_toml(recovery, scheme))
+}
+
+/// Run `toml`; every switch buffer must drain (drops release nothing they did not take).
+fn run(toml: &str) -> ccsim::Results {
+    let (_, sim, r) = common::run(toml);
+    assert_buffers_empty(&sim);
+    r
+}
+
+fn incast_toml(recovery: &str, scheme: &str) -> String {
+    format!(
+        r#"
+        [topology]
+        kind = "star"
+        hosts = 17
+        link = {{ rate = "100Gbps", delay = "1us" }}
+        [fabric]
+        pfc = {{ enabled = false }}
+        loss = {{ mode = "drop_tail", queue_packets = 128 }}
+        [host]
+        recovery = {{ mode = "{recovery}" }}
+        [cc]
+        scheme = "{scheme}"
+        [[workload]]
+        kind = "incast"
+        senders = 16
+        receiver = 16
+        size = "1MB"
+        at = "0us"
+        "#
+    )
+}
+
+fn last_finish_ps(r: &ccsim::Results) -> u64 {
+    column(r, "flows", "finish_ps")
+        .into_iter()
+        .fold(0.0, f64::max) as u64
+}
+
+/// Every flow finished and every payload byte was delivered exactly once.
+fn assert_conserved(r: &ccsim::Results, bytes: u64) {
+    let f = &r.summary["flows"];
+    assert_eq!(f["unfinished"], 0, "{}", r.summary);
+    assert_eq!(f["payload_bytes_delivered"], bytes);
+    assert_eq!(f["payload_bytes_acked"], bytes);
+}
+
+#[test]
+fn lossy_incast_delivers_every_byte_once_and_irn_beats_go_back_n() {
+    let gbn = incast("go_back_n", "none");
+    let irn = incast("irn", "none");
+    for r in [&gbn, &irn] {
+        assert_conserved(r, 16_000_000);
+        assert!(r.summary["loss"]["drops"].as_u64().unwrap() > 0);
+        assert_eq!(r.summary["pfc"]["pauses_sent"], 0);
+    }
+    let (t_gbn, t_irn) = (last_finish_ps(&gbn), last_finish_ps(&irn));
+    // The bottleneck needs 16 x 1 MB x 1048/1000 B at 100 Gb/s = 1.34 ms at the least.
+    assert!(t_irn >= 1_341_000_000, "IRN {t_irn} ps beats line rate");
+    assert!(
+        t_irn < t_gbn,
+        "IRN {t_irn} ps should finish before go-back-N {t_gbn} ps"
+    );
+    // Go-back-N resends what followed each loss; IRN resends only what was lost.
+    let sent = |r: &ccsim::Results| r.summary["loss"]["data_bytes_sent"].as_u64().unwrap();
+    assert!(sent(&irn) < sent(&gbn));
+}
+
+#[test]
+fn every_rate_scheme_recovers_on_a_lossy_incast() {
+    for scheme in ["dcqcn", "dctcp", "hpcc", "timely"] {
+        for recovery in ["go_back_n", "irn"] {
+            let r = incast(recovery, scheme);
+            assert_conserved(&r, 16_000_000);
+        }
+    }
+}
+
+#[test]
+fn lone_flow_on_a_lossy_fabric_meets_its_ideal_fct() {
+    for recovery in ["go_back_n", "irn"] {
+        let toml = format!(
+            r#"
+            [topology]
+            kind = "star"
+            hosts = 2
+            link = {{ rate = "100Gbps", delay = "1us" }}
+            [fabric]
+            pfc = {{ enabled = false }}
+            [host]
+            recovery = {{ mode = "{recovery}" }}
+            [[flows]]
+            src = 0
+            dst = 1
+            size = "1MB"
+            "#
+        );
+        let r = run(&toml);
+        assert_conserved(&r, 1_000_000);
+        assert_eq!(r.summary["loss"]["drops"], 0);
+        // Same residual as on the lossless fabric: within one packet time of the ideal.
+        let s = r.summary["fct"]["all"]["slowdown_avg"].as_f64().unwrap();
+        assert!((s - 1.0).abs() < 1e-3, "{recovery}: slowdown {s}");
+    }
+}
+
+#[test]
+fn lossy_fat_tree_websearch_with_dctcp_conserves_bytes() {
+    let toml = r#"
+        [topology]
+        kind = "fat_tree"
+        k = 4
+        host_link = { rate = "100Gbps", delay = "1us" }
+        fabric_link = { rate = "100Gbps", delay = "1us" }
+        [fabric]
+        buffer = "2MB"
+        pfc = { enabled = false }
+        [cc]
+        scheme = "dctcp"
+        [[workload]]
+        kind = "poisson"
+        cdf = "websearch"
+        load = 0.7
+        stop = "500us"
+        [[workload]]
+        kind = "incast"
+        senders = 12
+        size = "200KB"
+        at = "100us"
+    "#;
+    let r = run(toml);
+    let offered = column(&r, "flows", "size_bytes").iter().sum::<f64>() as u64;
+    assert_conserved(&r, offered);
+    assert!(
+        r.summary["loss"]["drops"].as_u64().unwrap() > 0,
+        "{}",
+        r.summary["loss"]
+    );
+}
+
+#[test]
+fn options_of_the_other_fabric_mode_are_named() {
+    let base = "[topology]\nkind = \"star\"\nhosts = 2\nlink = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"10KB\"\n";
+    let err = |ov: &[&str]| {
+        let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
+        ccsim::Scenario::load(base, std::path::Path::new("."), None, &ov)
+            .and_then(|s| s.build().map(|_| ()))
+            .unwrap_err()
+            .to_string()
+    };
+    for (ov, field) in [
+        (
+            vec!["fabric.loss={mode=\"drop_tail\", queue_packets=128}"],
+            "fabric.loss",
+        ),
+        (vec!["host.recovery={mode=\"irn\"}"], "host.recovery"),
+        (
+            vec!["fabric.pfc.enabled=false", "fabric.pfc.headroom=\"100KB\""],
+            "fabric.pfc.headroom",
+        ),
+        (
+            vec![
+                "fabric.pfc.enabled=false",
+                "fabric.loss={mode=\"drop_tail\"}",
+            ],
+            "fabric.loss.queue_packets",
+        ),
+        (
+            vec![
+                "fabric.pfc.enabled=false",
+                "fabric.loss={mode=\"dynamic\", queue_packets=4}",
+            ],
+            "fabric.loss.queue_packets",
+        ),
+    ] {
+        let e = err(&ov);
+        assert!(e.contains(field), "{ov:?}: {e}");
+    }
+}
+
+#[test]
+fn a_run_that_runs_out_of_events_with_open_flows_reports_a_stall() {
+    // ACK every 1000 packets with a 10 KB window: the window closes before any ACK is due.
+    let toml = "[topology]\nkind = \"star\"\nhosts = 2\nlink = { rate = \"100Gbps\", delay = \"1us\" }\n[host]\nack_every_packets = 1000\nwindow = \"10KB\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"100KB\"\n";
+    let sc = ccsim::Scenario::load(toml, std::path::Path::new("."), None, &[]).unwrap();
+    let mut sim = sc.build().unwrap();
+    let e = sim.run().unwrap_err().to_string();
+    assert!(e.contains("stall") && e.contains("flow 0 (0 -> 1)"), "{e}");
+}
