@@ -1,6 +1,7 @@
 //! Built-in benchmark scenarios (`ccsim bench`): a 10-to-1 incast at 100G for 10 ms and the
 //! 320-host fat-tree with WebSearch at 50% load for 5 ms of arrivals. Plain names run DCQCN;
-//! `<name>-<scheme>` runs the same scenario with another scheme.
+//! `<name>-<scheme>` runs the same scenario with another scheme; `incast-lossy` runs the incast
+//! with PFC off, 128-packet drop-tail queues and IRN recovery.
 
 /// Benchmark names, in `ccsim bench` order.
 pub const NAMES: &[&str] = &[
@@ -9,6 +10,7 @@ pub const NAMES: &[&str] = &[
     "incast-hpcc",
     "incast-dctcp",
     "incast-qcn",
+    "incast-lossy",
     "fattree",
     "fattree-hpcc",
 ];
@@ -34,15 +36,26 @@ load = 0.5
 stop = "5ms"
 "#;
 
+/// What `-lossy` adds before the workload.
+const LOSSY: &str = r#"
+fabric = { pfc = { enabled = false }, loss = { mode = "drop_tail", queue_packets = 128 } }
+host = { recovery = { mode = "irn" } }
+[[workload]]"#;
+
 /// The TOML text of a benchmark.
 pub fn scenario(name: &str) -> Option<String> {
     if !NAMES.contains(&name) {
         return None;
     }
-    let (base, scheme) = name.split_once('-').unwrap_or((name, "dcqcn"));
+    let (base, variant) = name.split_once('-').unwrap_or((name, "dcqcn"));
     let text = match base {
         "incast" => INCAST,
         _ => FATTREE,
     };
-    Some(text.replace("SCHEME", scheme))
+    Some(if variant == "lossy" {
+        text.replace("SCHEME", "dcqcn")
+            .replace("\n[[workload]]", LOSSY)
+    } else {
+        text.replace("SCHEME", variant)
+    })
 }

@@ -39,6 +39,8 @@ pub struct Settings {
     pub record_pfc_events: bool,
     /// Packets carry INT records (the scheme's `int`).
     pub int_enabled: bool,
+    /// The scheme has a receiver part (else data arrivals skip its hook).
+    pub has_receiver: bool,
     /// Senders set each packet's priority (the scheme's `prio_per_packet`).
     pub prio_per_packet: bool,
     /// Lossy fabric: what a full queue does (None: lossless).

@@ -197,6 +197,10 @@ impl ReceiverPart<DcqcnParams> for DcqcnNp {
     fn new(_: &DcqcnParams) -> Self {
         DcqcnNp::default()
     }
+    /// Only the paper's notification point sends CNPs; the mlx model echoes CE on ACKs.
+    fn active(p: &DcqcnParams) -> bool {
+        p.cnp_interval.0 > 0
+    }
     fn on_data(&mut self, _: &mut (), p: &DcqcnParams, rx: &mut super::Rx, d: &super::DataInfo) {
         let gap = p.cnp_interval.0;
         let now = rx.now_ps;

@@ -150,6 +150,11 @@ pub trait SenderPart<P>: Clone + Debug {
 
 /// The receiver part, per flow, with state per receiving host.
 pub trait ReceiverPart<P>: Clone + Debug {
+    /// Whether the part acts with parameters `p`; if not (always, for the empty part) the engine
+    /// skips its data-arrival and ACK-header hooks.
+    fn active(_p: &P) -> bool {
+        true
+    }
     /// State per receiving host (a host's active flows, a grant or pull schedule).
     type Host: Clone + Debug + Default;
     fn new(p: &P) -> Self;
@@ -201,6 +206,9 @@ impl<P> SenderPart<P> for () {
 }
 impl<P> ReceiverPart<P> for () {
     type Host = ();
+    fn active(_: &P) -> bool {
+        false
+    }
     fn new(_: &P) -> Self {}
 }
 impl<P> SwitchPart<P> for () {
@@ -680,6 +688,13 @@ macro_rules! registry {
                 match self {
                     $($(#[$m])* CcParams::$v(_) =>
                         <<$t as Scheme>::Switch as SwitchPart<<$t as Scheme>::Params>>::ENABLED,)+
+                }
+            }
+            /// The scheme's receiver part acts with these parameters.
+            pub fn has_receiver(&self) -> bool {
+                match self {
+                    $($(#[$m])* CcParams::$v(p) =>
+                        <<$t as Scheme>::Receiver as ReceiverPart<_>>::active(p),)+
                 }
             }
             /// Fresh switch state for egress port `port`.

@@ -56,10 +56,11 @@ impl Simulation {
         let h = &mut self.hosts[hid];
         let n = h.active.len();
         let mut earliest = u64::MAX;
+        let per_flow_prio = self.s.prio_per_packet && paused != 0;
         for k in 0..n {
             let idx = (h.rr + k) % n;
             let f = &self.flows[h.active[idx] as usize];
-            if paused & (1 << f.ctl.data_prio) != 0 {
+            if per_flow_prio && paused & (1 << f.ctl.data_prio) != 0 {
                 continue;
             }
             if f.can_send(now) {
@@ -112,6 +113,7 @@ impl Simulation {
 
     /// Queue a control packet (ACK/NACK/scheme control) at host `hid`'s NIC and, with `kick`,
     /// start the port; returns its packet id.
+    #[inline]
     pub(crate) fn send_control(&mut self, hid: u32, pkt: Packet, kick: bool) -> u32 {
         let prio = pkt.prio as usize;
         let size = pkt.size_bytes as u64;

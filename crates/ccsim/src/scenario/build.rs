@@ -207,6 +207,7 @@ impl Scenario {
             ecmp_symmetric: f.ecmp_symmetric,
             record_pfc_events: c.output.pfc_events,
             int_enabled: info.int,
+            has_receiver: self.cc_params.has_receiver(),
             prio_per_packet: info.prio_per_packet,
             drop,
             trim: info.trim,

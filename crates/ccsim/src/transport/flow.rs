@@ -23,28 +23,16 @@ impl Simulation {
         self.activate(fid);
     }
 
-    /// Run a sender hook of flow `fid`. True when it opened a gate that may let the flow send
-    /// sooner (window, halt, credit, pacing clock); the caller restarts the NIC.
+    /// Run a sender hook of flow `fid`.
+    #[inline]
     pub(crate) fn sender_hook(
         &mut self,
         fid: u32,
         hook: impl FnOnce(&CcParams, &mut SenderState, &mut Tx),
-    ) -> bool {
+    ) {
         let f = &mut self.flows[fid as usize];
-        let c = &f.ctl;
-        let before = (
-            c.window_bytes,
-            c.hold_until_ps,
-            c.credit_bytes,
-            c.next_avail_ps,
-        );
         let mut tx = Tx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out);
         hook(&self.cc, &mut self.senders[fid as usize], &mut tx);
-        let c = &self.flows[fid as usize].ctl;
-        c.window_bytes > before.0
-            || c.hold_until_ps < before.1
-            || c.credit_bytes > before.2
-            || c.next_avail_ps < before.3
     }
 
     /// Run a receiver hook of flow `fid` (with its receiving host's state).
@@ -161,7 +149,9 @@ impl Simulation {
         let f = &self.flows[fid as usize];
         let mut a = Packet::new(kind, fid, f.src, self.s.ack_bytes, self.s.ack_priority);
         (a.seq, a.mark, a.ts_ps) = (seq, mark, data.ts_ps);
-        a.hdr = self.cc.ack_hdr(&self.receivers[fid as usize]);
+        if self.s.has_receiver {
+            a.hdr = self.cc.ack_hdr(&self.receivers[fid as usize]);
+        }
         a
     }
 
@@ -208,17 +198,19 @@ impl Simulation {
                 self.deliver_held(fid);
             }
         }
-        let info = DataInfo {
-            seq: p.seq,
-            payload_bytes: p.payload_bytes as u32,
-            size_bytes: p.size_bytes as u32,
-            mark: p.mark,
-            sent_ps: p.ts_ps,
-            hdr: p.hdr,
-            in_order,
-            trimmed,
-        };
-        self.receiver_hook(fid, |cc, s, h, rx| cc.on_data(s, h, rx, &info));
+        if self.s.has_receiver {
+            let info = DataInfo {
+                seq: p.seq,
+                payload_bytes: p.payload_bytes as u32,
+                size_bytes: p.size_bytes as u32,
+                mark: p.mark,
+                sent_ps: p.ts_ps,
+                hdr: p.hdr,
+                in_order,
+                trimmed,
+            };
+            self.receiver_hook(fid, |cc, s, h, rx| cc.on_data(s, h, rx, &info));
+        }
         let f = &mut self.flows[fid as usize];
         let rcv_nxt = f.rcv_nxt;
         let idx = (p.seq / self.s.mtu_payload_bytes as u64) as u32;
@@ -357,9 +349,23 @@ impl Simulation {
         self.after_sender_feedback(fid);
     }
 
-    /// A sender timer fired: restart the NIC if it opened a gate.
+    /// A sender timer fired: restart the NIC if the hook opened a gate that may let the flow
+    /// send sooner (window, halt, credit, pacing clock).
     pub(crate) fn sender_timer(&mut self, fid: u32, kind: u8) {
-        if self.sender_hook(fid, |cc, s, tx| cc.on_sender_timer(s, tx, kind)) {
+        let c = &self.flows[fid as usize].ctl;
+        let before = (
+            c.window_bytes,
+            c.hold_until_ps,
+            c.credit_bytes,
+            c.next_avail_ps,
+        );
+        self.sender_hook(fid, |cc, s, tx| cc.on_sender_timer(s, tx, kind));
+        let c = &self.flows[fid as usize].ctl;
+        if c.window_bytes > before.0
+            || c.hold_until_ps < before.1
+            || c.credit_bytes > before.2
+            || c.next_avail_ps < before.3
+        {
             self.wake_sender(fid);
         }
         if !self.ctrl_out.is_empty() {

@@ -144,8 +144,8 @@ impl Flow {
     /// True when the sender may put a packet on the wire now.
     #[inline]
     pub fn can_send(&self, now_ps: u64) -> bool {
-        self.has_ready_packet()
-            && self.ctl.next_avail_ps <= now_ps
+        self.ctl.next_avail_ps <= now_ps
+            && self.has_ready_packet()
             && self.ctl.hold_until_ps <= now_ps
             && self.ctl.credit_bytes > 0
     }
