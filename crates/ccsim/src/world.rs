@@ -160,7 +160,7 @@ impl Simulation {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone { port } => {

@@ -306,6 +306,7 @@ pub struct Tx<'a> {
 }
 
 impl<'a> Tx<'a> {
+    #[inline(always)]
     pub(crate) fn new(
         now_ps: u64,
         flow_id: u32,
@@ -400,6 +401,7 @@ pub struct Rx<'a> {
 }
 
 impl<'a> Rx<'a> {
+    #[inline(always)]
     pub(crate) fn new(
         now_ps: u64,
         flow_id: u32,
@@ -527,6 +529,7 @@ pub struct Sw<'a> {
 
 impl<'a> Sw<'a> {
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(crate) fn new(
         now_ps: u64,
         port_id: u32,
@@ -568,6 +571,7 @@ impl<'a> Sw<'a> {
         self.rng
     }
     /// Append an INT record to the packet at hand (`pkt.sub` counts them), if it has room.
+    #[inline]
     pub fn push_int(&mut self, pkt: &mut Packet, hop: IntHop) {
         let n = pkt.sub as usize;
         if n >= crate::net::MAX_INT_HOPS {
@@ -708,6 +712,7 @@ macro_rules! registry {
                     _ => unreachable!("state of another scheme"),
                 }
             }
+            #[inline]
             pub(crate) fn on_ack(&self, s: &mut SenderState, tx: &mut Tx, ack: &AckInfo) {
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_ack(s, p, tx, ack),)+
@@ -720,6 +725,7 @@ macro_rules! registry {
                     _ => unreachable!("state of another scheme"),
                 }
             }
+            #[inline]
             pub(crate) fn on_send(&self, s: &mut SenderState, tx: &mut Tx, bytes: u64) {
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_send(s, p, tx, bytes),)+
@@ -781,6 +787,7 @@ macro_rules! registry {
                 }
             }
 
+            #[inline]
             pub(crate) fn on_enqueue(
                 &self, s: &mut SwitchState, sw: &mut Sw, pkt: &mut Packet,
             ) -> Verdict {
@@ -789,6 +796,7 @@ macro_rules! registry {
                     _ => unreachable!("state of another scheme"),
                 }
             }
+            #[inline]
             pub(crate) fn on_dequeue(&self, s: &mut SwitchState, sw: &mut Sw, pkt: &mut Packet) {
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) => SwitchPart::on_dequeue(s, p, sw, pkt),)+
