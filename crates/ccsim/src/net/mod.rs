@@ -174,7 +174,7 @@ pub struct IntHop {
     pub qlen_bytes: u32,
 }
 
-/// The INT records of one packet (HPCC); `Packet::int_hops` says how many are valid. Kept
+/// The INT records of one packet (HPCC); `Packet::sub` says how many are valid. Kept
 /// beside the arena, indexed by packet id, and only touched when the scheme enables INT; an ACK
 /// carries its data packet's records. Hop records are 32-byte aligned: one cache line each.
 #[derive(Clone, Copy, Debug, Default)]
