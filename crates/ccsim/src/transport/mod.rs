@@ -1,6 +1,7 @@
 //! RDMA-RC-like reliable flows: byte sequence space, per-packet (or coalesced) cumulative ACKs,
-//! NACK on a gap with go-back-N at the sender. The fabric is lossless, so go-back-N is only a
-//! safety net; a drop there already fails the run. Send/receive handlers are in `flow.rs`.
+//! NACK on a gap with go-back-N at the sender. On a lossless fabric go-back-N is only a safety
+//! net (a drop there fails the run); on a lossy one `loss.rs` adds retransmission timeouts and
+//! IRN selective repeat. Send/receive handlers are in `flow.rs`.
 
 pub mod flow;
 pub mod loss;
