@@ -150,7 +150,16 @@ def test_bench_reports_link_traversals() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["ccsim.api", "ccsim.bench", "ccsim.progress", "ccsim.sweeps", "ccsim.plots"]
+    "module",
+    [
+        "ccsim.api",
+        "ccsim.bench",
+        "ccsim.progress",
+        "ccsim.sweeps.spec",
+        "ccsim.sweeps.store",
+        "ccsim.sweeps.result",
+        "ccsim.plots",
+    ],
 )
 def test_docstring_examples_hold(module: str) -> None:
     import doctest
