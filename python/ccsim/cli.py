@@ -381,30 +381,6 @@ def format_catalog(cat: Mapping[str, Any]) -> str:
     return "\n".join(out).rstrip()
 
 
-_FCT_KEY = re.compile(r"(^|_)(count|n|avg|mean|p99)(_|$)")
-
-
-def _flat(stats: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """One level of nesting flattened: {"fct_ps": {"avg": 1}} -> [("fct_ps_avg", 1)]."""
-    out: list[tuple[str, Any]] = []
-    for k, v in stats.items():
-        if isinstance(v, Mapping):
-            out += [(f"{k}_{k2}", v2) for k2, v2 in v.items() if not isinstance(v2, Mapping)]
-        elif not isinstance(v, list):
-            out.append((k, v))
-    return out
-
-
-def _stat(key: str, value: Any) -> str:
-    """``avg_fct_ps``, 1.2e6 -> ``avg_fct 1.20 us``; other numbers are shown plainly."""
-    parts = key.split("_")
-    if "ps" in parts and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{'_'.join(p for p in parts if p != 'ps')} {format_time_ps(value)}"
-    if isinstance(value, float):
-        return f"{key} {value:.3g}"
-    return f"{key} {value}"
-
-
 # --- plumbing ------------------------------------------------------------------------------------
 
 
