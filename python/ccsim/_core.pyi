@@ -61,6 +61,16 @@ def validate(scenario: str, base_dir: str, seed: int | None, overrides: list[str
 def catalog() -> Catalog:
     """Schemes (description, paper, parameter defaults), topologies and workloads."""
 
+class Vocabulary(TypedDict):
+    size_bins: list[tuple[str, str, int, int | None]]  # (family, label, lo, hi); hi None: no bound
+    layers: list[str]  # "host", "tor", "agg", "core"
+
+def vocabulary() -> Vocabulary:
+    """The engine's output vocabulary: FCT size bins (family ``acc`` or ``pcn``, label, lower
+    bytes, upper bytes exclusive or None), smallest first within a family, as keyed in the
+    summary's ``fct.<family>``; fabric layers, host first, as in the ``layer`` columns and the
+    summary's ``pfc.by_layer``."""
+
 BENCHMARKS: list[str]
 """Built-in benchmark names: "incast" and "fattree" (DCQCN), "<name>-<scheme>" for others."""
 

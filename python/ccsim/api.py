@@ -30,7 +30,13 @@ Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 Overrides = Union[Mapping[str, Any], Sequence[str], None]
 ProgressFn = Callable[[int, int, int, int, int], Union[bool, None]]
 
+# The engine has no public list of its table names (metrics::Results builds them); keep in step.
 TABLES = ("flows", "pfc_events", "pfc_ports", "queues", "rates")
+_VOCABULARY = _core.vocabulary()
+SIZE_BINS: tuple[tuple[str, str, int, int | None], ...] = tuple(_VOCABULARY["size_bins"])
+"""The engine's FCT size bins: (family, label, lower bytes, upper bytes exclusive or None)."""
+LAYERS: tuple[str, ...] = tuple(_VOCABULARY["layers"])
+"""The engine's fabric layers, host first: the ``layer`` column and ``pfc.by_layer`` keys."""
 PROGRESS_EVERY_EVENTS = 1 << 18
 _FLOW_TIMES = ("start", "finish", "fct", "ideal_fct")
 
@@ -237,6 +243,17 @@ def load(results_dir: str | os.PathLike[str]) -> RunResult | SweepResult:
         for name in TABLES
     }
     return _result(tables, summary, config, d)
+
+
+def size_bin_labels(family: str) -> list[str]:
+    """The engine's size-bin labels of ``family`` (``acc`` or ``pcn``), smallest first.
+
+    Examples
+    --------
+    >>> size_bin_labels("acc")
+    ['<100KB', '100KB-10MB', '>10MB']
+    """
+    return [label for fam, label, _, _ in SIZE_BINS if fam == family]
 
 
 def scenario_name(resolved_toml: str) -> str | None:

@@ -231,7 +231,8 @@ def format_summary(result: api.RunResult) -> str:
             f"  {'FCT by size':<14}{'count':>8}{'avg us':>11}{'p99 us':>11}"
             f"{'avg slowdown':>14}{'p99 slowdown':>14}"
         )
-        for label, st in sorted(rows, key=lambda r: _BIN_ORDER.get(r[0], 9)):
+        order = api.size_bin_labels("acc")
+        for label, st in sorted(rows, key=lambda r: _rank(order, r[0])):
             lines.append(
                 f"  {label:<14}{st['count']:>8}{st['fct_avg_us']:>11.1f}{st['fct_p99_us']:>11.1f}"
                 f"{st['slowdown_avg']:>14.2f}{st['slowdown_p99']:>14.2f}"
@@ -240,7 +241,7 @@ def format_summary(result: api.RunResult) -> str:
     by_layer = pfc.get("by_layer", {})
     layers = ", ".join(
         f"{name} {v.get('pauses_sent', 0)}/{v.get('pauses_received', 0)}"
-        for name, v in sorted(by_layer.items(), key=lambda kv: _LAYER_ORDER.get(kv[0], 9))
+        for name, v in sorted(by_layer.items(), key=lambda kv: _rank(api.LAYERS, kv[0]))
     )
     lines.append(
         f"  PFC PAUSE frames: {pfc.get('pauses_sent', 0)} (sent/received by layer: {layers})"
@@ -326,13 +327,14 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def _rank(order: Sequence[str], name: str) -> int:
+    """``name``'s position in the engine's ``order``; names it does not list go last."""
+    return order.index(name) if name in order else len(order)
+
+
 def _fmt(value: Any, pattern: str) -> str:
     missing = value is None or (isinstance(value, float) and math.isnan(value))
     return "-" if missing else pattern.format(value)
-
-
-_BIN_ORDER = {"<100KB": 0, "100KB-10MB": 1, ">10MB": 2}
-_LAYER_ORDER = {"host": 0, "tor": 1, "agg": 2, "core": 3}
 
 
 def format_catalog(cat: Mapping[str, Any]) -> str:
@@ -379,30 +381,6 @@ def format_catalog(cat: Mapping[str, Any]) -> str:
                     )
         out.append("")
     return "\n".join(out).rstrip()
-
-
-_FCT_KEY = re.compile(r"(^|_)(count|n|avg|mean|p99)(_|$)")
-
-
-def _flat(stats: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """One level of nesting flattened: {"fct_ps": {"avg": 1}} -> [("fct_ps_avg", 1)]."""
-    out: list[tuple[str, Any]] = []
-    for k, v in stats.items():
-        if isinstance(v, Mapping):
-            out += [(f"{k}_{k2}", v2) for k2, v2 in v.items() if not isinstance(v2, Mapping)]
-        elif not isinstance(v, list):
-            out.append((k, v))
-    return out
-
-
-def _stat(key: str, value: Any) -> str:
-    """``avg_fct_ps``, 1.2e6 -> ``avg_fct 1.20 us``; other numbers are shown plainly."""
-    parts = key.split("_")
-    if "ps" in parts and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{'_'.join(p for p in parts if p != 'ps')} {format_time_ps(value)}"
-    if isinstance(value, float):
-        return f"{key} {value:.3g}"
-    return f"{key} {value}"
 
 
 # --- plumbing ------------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ Figures are matplotlib ``Figure`` objects (no pyplot state), saved as PNG and SV
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from ccsim import api
 from ccsim._core import ScenarioError
 from ccsim.sweeps import SweepResult, short_names
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-LAYERS = ("host", "tor", "agg", "core")
+LAYERS = api.LAYERS  # the engine's, host first
 LAYER_COLORS = {"host": "#4c72b0", "tor": "#55a868", "agg": "#dd8452", "core": "#c44e52"}
 MAX_PANELS = 8  # time-series kinds draw one panel per series, at most this many
 MAX_LINES = 6  # queue / utilization: the busiest ports of each panel
@@ -157,7 +157,7 @@ def plot_pfc_layers(res: SweepResult) -> Figure:
         if col not in runs.columns:
             continue
         values = np.array([group[col].mean() for _, group in series])
-        ax.bar(x, values, 0.6, bottom=bottom, label=layer, color=LAYER_COLORS[layer])
+        ax.bar(x, values, 0.6, bottom=bottom, label=layer, color=_layer_color(layer))
         bottom += values
     ax.set_xticks(x, [label for label, _ in series], rotation=20, ha="right")
     ax.set_ylabel("PFC PAUSEs received")
@@ -188,7 +188,7 @@ def plot_pfc_map(res: SweepResult) -> Figure:
     fig, axes = _figure(len(panels), 1, height=height, sharex=True)
     for ax, (label, rows, n_ports) in zip(axes, panels):
         for y, ((port, _), bars) in enumerate(rows.items()):  # one collection per paused port
-            color = LAYER_COLORS.get(layer_of.get(port.split("->")[0], ""), "grey")
+            color = _layer_color(layer_of.get(port.split("->")[0]))
             ax.broken_barh(bars, (y - 0.4, 0.8), color=color)
         ax.set_yticks(range(len(rows)), [f"{p} (prio {q})" for p, q in rows], fontsize="x-small")
         ax.set_ylim(len(rows) - 0.4, -0.6)
@@ -198,7 +198,7 @@ def plot_pfc_map(res: SweepResult) -> Figure:
         ax.set_title(f"{label}: {pauses} pauses on {shown} ports")
         ax.grid(True, axis="x", alpha=0.3)
     axes[-1].set_xlabel("time (us)")
-    handles = [_patch(LAYER_COLORS[layer], layer) for layer in LAYERS]
+    handles = [_patch(_layer_color(layer), layer) for layer in LAYERS]
     axes[0].legend(handles=handles, title="paused node", fontsize="x-small", loc="upper right")
     return fig
 
@@ -305,7 +305,8 @@ def size_bins(runs: pd.DataFrame, bins: str = "acc") -> list[str]:
         for c in runs.columns
         if c.startswith(prefix) and c.endswith(".count") and runs[c].sum() > 0
     ]
-    return sorted(labels, key=_bin_lower_bytes)
+    order = api.size_bin_labels(bins)
+    return sorted(labels, key=lambda b: order.index(b) if b in order else len(order))
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -407,21 +408,12 @@ def _nearest_rank(values: Any, pct: float) -> float:
     return float(np.percentile(values, pct, method="inverted_cdf"))
 
 
-_SIZE = re.compile(r"([0-9.]+)\s*([KMG]?B)")
-_UNIT = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}
-
-
-def _bin_lower_bytes(label: str) -> float:
-    """Sort key of an engine size-bin label: ``<100KB`` 0, ``100KB-10MB`` 1e5, ``S:<10KB`` 0."""
-    text = label.split(":", 1)[-1]
-    m = _SIZE.search(text)
-    if text.startswith("<") or m is None:
-        return 0.0
-    return float(m.group(1)) * _UNIT[m.group(2)] + (0.5 if text.startswith(">") else 0.0)
-
-
 def _layer_rank(layer: str | None) -> int:
     return LAYERS.index(layer) if layer in LAYERS else len(LAYERS)
+
+
+def _layer_color(layer: str | None) -> str:
+    return LAYER_COLORS.get(layer or "", "grey")
 
 
 def _patch(color: str, label: str) -> Any:

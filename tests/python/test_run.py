@@ -37,6 +37,17 @@ def test_run_returns_dataframes_that_obey_conservation() -> None:
     assert r.summary["pfc"]["pauses_sent"] == r.pfc_ports.pauses_sent.sum()
 
 
+def test_engine_vocabulary_names_what_the_outputs_hold() -> None:
+    from ccsim import api
+
+    r = ccsim.run(INCAST)
+    for family in ("acc", "pcn"):
+        assert list(r.summary["fct"][family]) == sorted(api.size_bin_labels(family))
+    assert api.size_bin_labels("acc") == ["<100KB", "100KB-10MB", ">10MB"]
+    assert set(r.pfc_ports.layer) <= set(api.LAYERS) and api.LAYERS[0] == "host"
+    assert set(r.summary["pfc"]["by_layer"]) <= set(api.LAYERS)
+
+
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: str(p.relative_to(REPO)))
 def test_example_scenarios_validate(path: Path) -> None:
     resolved = ccsim.validate(path)
@@ -150,7 +161,16 @@ def test_bench_reports_link_traversals() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["ccsim.api", "ccsim.bench", "ccsim.progress", "ccsim.sweeps", "ccsim.plots"]
+    "module",
+    [
+        "ccsim.api",
+        "ccsim.bench",
+        "ccsim.progress",
+        "ccsim.sweeps.spec",
+        "ccsim.sweeps.store",
+        "ccsim.sweeps.result",
+        "ccsim.plots",
+    ],
 )
 def test_docstring_examples_hold(module: str) -> None:
     import doctest

@@ -219,3 +219,50 @@ def test_example_sweep_files_validate(path: Path) -> None:
 def test_sweep_json_records_the_grid(sweep_dir: Path) -> None:
     meta = json.loads((sweep_dir / sweeps.SWEEP_JSON).read_text())
     assert meta["grid"] == SWEEP_GRID and len(meta["runs"]) == N_RUNS
+
+
+def test_names_of_the_former_single_module_still_import() -> None:
+    names = [
+        "BACKENDS",
+        "MAX_WORKER_DEATHS",
+        "RUNS_DIR",
+        "STATUS_FAILED",
+        "STATUS_OK",
+        "SUMMARY_PARQUET",
+        "SWEEP_FILE_KEYS",
+        "SWEEP_JSON",
+        "Job",
+        "ResultFn",
+        "RunSpec",
+        "Sweep",
+        "SweepResult",
+        "execute",
+        "flatten",
+        "load_runs",
+        "load_sweep",
+        "run_id",
+        "run_sweep",
+        "short_names",
+        "sweep",
+        "_run_local",
+        "_start_worker",
+        "_worker_main",
+        "_write_frame",
+        "_read_frame",
+        "_run_ray",
+        "_write_run",
+        "_stored_key",
+        "_clean_partial_writes",
+        "_lock",
+        "_write_json_atomic",
+        "_engine_id",
+        "_param_columns",
+        "_column_value",
+        "_canonical",
+        "_quote_key",
+        "_concat",
+        "_TMP_PREFIX",
+        "_OLD_PREFIX",
+    ]
+    assert [n for n in names if not hasattr(sweeps, n)] == []
+    assert ccsim.sweep is sweeps.sweep and ccsim.SweepResult is sweeps.SweepResult

@@ -1,7 +1,8 @@
 //! PyO3 bindings, conversion only: scenario text in, columnar results out, progress callback.
 //! No simulation logic lives here.
 
-use ccsim::metrics::Column;
+use ccsim::metrics::{Column, SIZE_BINS};
+use ccsim::topo::Layer;
 use ccsim::{Scenario, ScenarioError as CoreScenarioError};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -172,6 +173,29 @@ fn catalog(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
+/// Fabric layers in output order (host first). The engine has no public list of its `Layer`
+/// variants; the match below stops compiling when one is added, so this list cannot go stale.
+const LAYERS: [Layer; 4] = [Layer::Host, Layer::Tor, Layer::Agg, Layer::Core];
+const _: fn(Layer) = |l| match l {
+    Layer::Host | Layer::Tor | Layer::Agg | Layer::Core => {}
+};
+
+/// The engine's output vocabulary, so Python does not re-encode it: the FCT size bins
+/// (family, label, lower bytes, upper bytes exclusive or None when unbounded) in engine order,
+/// smallest first within a family; and the fabric layers' names, host first.
+#[pyfunction]
+fn vocabulary(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    let bins: Vec<(&str, &str, u64, Option<u64>)> = SIZE_BINS
+        .iter()
+        .map(|&(family, label, lo, hi)| (family, label, lo, (hi != u64::MAX).then_some(hi)))
+        .collect();
+    out.set_item("size_bins", bins)?;
+    let layers: Vec<&str> = LAYERS.iter().map(|l| l.name()).collect();
+    out.set_item("layers", layers)?;
+    Ok(out)
+}
+
 /// TOML text of a built-in benchmark scenario (one of `BENCHMARKS`).
 #[pyfunction]
 fn bench_scenario(name: &str) -> PyResult<String> {
@@ -191,6 +215,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(vocabulary, m)?)?;
     m.add("BENCHMARKS", ccsim::bench::NAMES.to_vec())?;
     Ok(())
 }

@@ -1,0 +1,200 @@
+"""Running a sweep: validate every run, skip those already stored, hand the rest to a backend
+and write each result as it arrives."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ccsim import api
+from ccsim._core import ScenarioError
+from ccsim.sweeps.job import Job
+from ccsim.sweeps.local import _run_local
+from ccsim.sweeps.ray import _run_ray
+from ccsim.sweeps.result import load_runs
+from ccsim.sweeps.spec import RunSpec, Sweep, _column_value, _param_columns
+from ccsim.sweeps.store import (
+    RUNS_DIR,
+    STATUS_FAILED,
+    STATUS_OK,
+    SWEEP_JSON,
+    _clean_partial_writes,
+    _engine_id,
+    _lock,
+    _stored_key,
+    _write_json_atomic,
+    _write_run,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+BACKENDS = ("local", "ray")
+
+
+def sweep(
+    base: api.Scenario,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run a base scenario over a grid of overrides, in parallel; return one row per run.
+
+    Parameters
+    ----------
+    base : str, Path or dict
+        The base scenario, as for :func:`ccsim.run`.
+    grid : dict of key -> list of values
+        Any dotted scenario key, e.g. ``{"cc.scheme": ["dcqcn", "none"], "seed": [1, 2]}``;
+        the runs are the cartesian product.
+    overrides : dict, optional
+        Applied to every run, before the grid's values.
+    name : str, optional
+        The sweep's name (default: the base scenario's name); results go to ``results/<name>``.
+    out : str or Path, optional
+        The results directory. Finished runs already there are skipped (resume).
+    backend : ``"local"`` or ``"ray"``
+        A local process pool, or Ray: the cluster at ``address`` or a local Ray started here.
+    workers : int, optional
+        Parallel runs (default: all cores; ignored when joining an existing Ray cluster).
+    progress : bool
+        Draw a progress line on stderr.
+
+    Returns
+    -------
+    DataFrame
+        The runs table (see :class:`SweepResult`); ``ccsim.load(out)`` gives every table.
+
+    Examples
+    --------
+    >>> runs = ccsim.sweep("scenarios/incast-16to1.toml", {"cc.scheme": ["dcqcn", "none"]},
+    ...                    out="results/incast-schemes")  # doctest: +SKIP
+    >>> runs[["cc.scheme", "fct.all.fct_p99_us"]]  # doctest: +SKIP
+    """
+    if name is None:
+        name = api.scenario_name(api.validate(base, overrides=overrides)) or "sweep"
+    spec = Sweep(name, base, dict(grid or {}), dict(overrides or {}), source="ccsim.sweep")
+    bar = None
+    if progress:
+        from ccsim.progress import SweepProgress
+
+        bar = SweepProgress()
+    try:
+        return run_sweep(
+            spec,
+            out if out is not None else Path("results") / name,
+            backend=backend,
+            workers=workers,
+            address=address,
+            progress=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def run_sweep(
+    sweep: Sweep,
+    out: str | os.PathLike[str],
+    *,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: Callable[[int, int, int, int, float], None] | None = None,
+) -> pd.DataFrame:
+    """Run every run of ``sweep`` not yet finished in ``out``; return the runs table.
+
+    Runs are validated first: an invalid run (e.g. a bad value in the grid) is recorded as failed
+    with its error and the others go on; if every run is invalid, the sweep itself is, and
+    ScenarioError is raised before anything runs. Each finished run is written atomically to
+    ``out/runs/<run_id>/``; a run already there with the same resolved scenario and engine build
+    is skipped, so an interrupted sweep resumes where it stopped. Failed runs are tried again.
+
+    ``progress(done, failed, running, total, sim_time_ps)`` is called as runs finish (``done``
+    includes skipped and failed runs; ``sim_time_ps`` is the simulated time run so far).
+    """
+    if backend not in BACKENDS:
+        raise ScenarioError(
+            f"backend: unknown backend `{backend}`; use one of {', '.join(BACKENDS)}"
+        )
+    if workers is not None and workers < 1:
+        raise ScenarioError(f"workers: {workers} is not >= 1; give a number of processes")
+    specs = sweep.runs()
+    text, base_dir = api._scenario_text(sweep.base)
+    engine = _engine_id()
+    jobs: list[Job] = []
+    invalid: list[tuple[RunSpec, str]] = []
+    for spec in specs:
+        try:
+            config = api.validate(sweep.base, overrides=sweep.run_overrides(spec))
+        except ScenarioError as e:
+            invalid.append((spec, str(e)))
+            continue
+        key = hashlib.sha256(f"{engine}\n{config}".encode()).hexdigest()[:16]
+        jobs.append(Job(spec, config, base_dir, key))
+    if not jobs:
+        raise ScenarioError(f"{sweep.source}: every run is invalid; the first: {invalid[0][1]}")
+
+    out = Path(out)
+    runs_dir = out / RUNS_DIR
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ScenarioError(
+            f"--out {out}: cannot write there ({e.strerror or e}); choose a writable directory"
+        ) from None
+    with _lock(out):
+        _clean_partial_writes(runs_dir)
+        _write_json_atomic(
+            out / SWEEP_JSON,
+            {
+                "name": sweep.name,
+                "base": text,
+                "set": {k: _column_value(v) for k, v in sweep.overrides.items()},
+                "grid": {k: [_column_value(v) for v in vs] for k, vs in sweep.grid.items()},
+                "params": list(sweep.grid),
+                "runs": [{"run_id": s.run_id, "params": _param_columns(s)} for s in specs],
+            },
+        )
+        for spec, error in invalid:
+            _write_run(
+                runs_dir, spec, "", {"status": STATUS_FAILED, "error": f"ScenarioError: {error}"}
+            )
+        pending = [job for job in jobs if _stored_key(runs_dir / job.spec.run_id) != job.key]
+        counts = {"done": len(specs) - len(pending), "failed": len(invalid), "sim_ps": 0.0}
+        running = min(len(pending), workers or os.cpu_count() or 1)
+
+        def on_result(job: Job, payload: dict[str, Any]) -> None:
+            _write_run(runs_dir, job.spec, job.key, payload)
+            counts["done"] += 1
+            if payload["status"] != STATUS_OK:
+                counts["failed"] += 1
+            else:
+                counts["sim_ps"] += payload["summary"].get("sim_time_ps", 0)
+            if progress is not None:
+                left = len(specs) - counts["done"]
+                progress(
+                    counts["done"],
+                    counts["failed"],
+                    min(running, left),
+                    len(specs),
+                    counts["sim_ps"],
+                )
+
+        if progress is not None:
+            progress(counts["done"], counts["failed"], running, len(specs), 0.0)
+        if pending:
+            if backend == "ray":
+                _run_ray(pending, workers, address, on_result)
+            else:
+                _run_local(pending, workers, on_result)
+    return load_runs(out)

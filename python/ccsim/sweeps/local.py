@@ -1,0 +1,110 @@
+"""The local backend: a pool of worker processes (fresh interpreters) fed over pipes.
+
+A job goes to a worker's stdin and its result comes back on its stdout, each as one
+length-prefixed pickle frame. The worker's entry point is :func:`_worker_main`, started by
+:func:`_start_worker` as ``python -c "... from ccsim.sweeps import _worker_main ..."``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import selectors
+import subprocess
+import sys
+from typing import Any, BinaryIO
+
+from ccsim.sweeps.job import Job, ResultFn, execute
+from ccsim.sweeps.store import STATUS_FAILED
+
+# A run whose local worker process dies this many times is recorded as failed.
+MAX_WORKER_DEATHS = 2
+
+
+def _run_local(jobs: list[Job], workers: int | None, on_result: ResultFn) -> None:
+    """Worker processes (fresh interpreters), one run at a time each: the job goes in on
+    the worker's stdin, the result comes back on its stdout. A worker that dies (killed, crashed)
+    is replaced and its run tried again; a run whose worker died ``MAX_WORKER_DEATHS`` times is
+    recorded as failed. A worker exits by itself when the driver dies (its stdin closes)."""
+    queue = list(reversed(jobs))
+    deaths: dict[str, int] = {}
+    busy: dict[int, tuple[subprocess.Popen[bytes], Job]] = {}
+    pool: list[subprocess.Popen[bytes]] = []
+    selector = selectors.DefaultSelector()
+    try:
+        for _ in range(min(workers or os.cpu_count() or 1, len(jobs))):
+            pool.append(_start_worker())
+        while queue or busy:
+            for proc in pool:
+                if queue and proc.pid not in busy:
+                    job = queue.pop()
+                    busy[proc.pid] = (proc, job)
+                    assert proc.stdin is not None
+                    _write_frame(proc.stdin, (job.config, job.base_dir))
+                    selector.register(proc.stdout, selectors.EVENT_READ, proc.pid)  # type: ignore[arg-type]
+            for key, _ in selector.select():
+                proc, job = busy.pop(key.data)
+                selector.unregister(key.fileobj)
+                payload = _read_frame(key.fileobj)  # type: ignore[arg-type]
+                if payload is not None:
+                    on_result(job, payload)
+                    continue
+                pool.remove(proc)  # the worker died while running `job`
+                code = proc.wait()
+                pool.append(_start_worker())
+                rid = job.spec.run_id
+                deaths[rid] = deaths.get(rid, 0) + 1
+                if deaths[rid] < MAX_WORKER_DEATHS:
+                    queue.append(job)
+                else:
+                    error = f"worker process died running it {deaths[rid]} times (exit code {code})"
+                    on_result(job, {"status": STATUS_FAILED, "error": error})
+    finally:
+        selector.close()
+        for proc in pool:
+            if proc.pid in busy:
+                proc.kill()
+            elif proc.stdin is not None:
+                proc.stdin.close()  # an idle worker exits at end of input
+        for proc in pool:
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def _start_worker() -> subprocess.Popen[bytes]:
+    code = "import sys; from ccsim.sweeps import _worker_main; sys.exit(_worker_main())"
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+
+
+def _worker_main() -> int:
+    """A local worker: run each job read from stdin, write its result to stdout, until EOF."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # stdout carries result frames only
+    try:
+        while (job := _read_frame(inp)) is not None:
+            _write_frame(out, execute(*job))
+    except BrokenPipeError:  # the driver is gone
+        pass
+    return 0
+
+
+def _write_frame(stream: BinaryIO, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(len(data).to_bytes(8, "little") + data)
+    stream.flush()
+
+
+def _read_frame(stream: BinaryIO) -> Any:
+    """The next pickled object, or None at end of stream (the other side is gone)."""
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    size = int.from_bytes(head, "little")
+    data = stream.read(size)
+    return pickle.loads(data) if len(data) == size else None

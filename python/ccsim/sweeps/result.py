@@ -1,0 +1,207 @@
+"""Reading a sweep back: :class:`SweepResult` (the runs table and every run's tables) and the
+short parameter names used in legends and claims."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ccsim import api
+from ccsim._core import ScenarioError
+from ccsim.sweeps.store import (
+    RUNS_DIR,
+    STATUS_FAILED,
+    STATUS_OK,
+    SUMMARY_PARQUET,
+    SWEEP_JSON,
+    flatten,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class SweepResult:
+    """A sweep's results: one row per run in :attr:`runs`, and each engine table of every finished
+    run concatenated, with ``run_id`` and the run's parameters as leading columns.
+
+    Tables are read from the Parquet files on first access. A single run (:class:`RunResult`)
+    converts with :meth:`from_run`, so plots and reports handle both the same way.
+
+    Attributes
+    ----------
+    name : str
+    params : list of str
+        The grid keys (parameter columns), in grid order.
+    runs : DataFrame
+        run_id, the parameters, status (``ok`` / ``failed``), error, and the engine's summary
+        flattened to dotted columns (``fct.acc.<100KB.slowdown_p99``, ``pfc.pauses_sent``, ...).
+    missing : list of str
+        Run ids of the sweep not (yet) in the directory, e.g. after an interrupted sweep.
+
+    Examples
+    --------
+    >>> s = ccsim.load("results/websearch-load")  # doctest: +SKIP
+    >>> s.flows.groupby("workload.0.load").slowdown.mean()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        name: str,
+        params: list[str],
+        runs: pd.DataFrame,
+        read_table: Callable[[str], pd.DataFrame],
+        configs: Mapping[str, str],
+        out_dir: Path | None = None,
+        missing: Sequence[str] = (),
+    ) -> None:
+        self.name = name
+        self.params = params
+        self.runs = runs
+        self.configs = dict(configs)
+        self.out_dir = out_dir
+        self.missing = list(missing)
+        self._read_table = read_table
+        self._tables: dict[str, pd.DataFrame] = {}
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Engine table ``name`` (one of ``ccsim.api.TABLES``) of every finished run."""
+        if name not in self._tables:
+            df = self._read_table(name)
+            api.add_us_columns(name, df)
+            self._tables[name] = df
+        return self._tables[name]
+
+    flows = property(lambda self: self.table("flows"))
+    pfc_events = property(lambda self: self.table("pfc_events"))
+    pfc_ports = property(lambda self: self.table("pfc_ports"))
+    queues = property(lambda self: self.table("queues"))
+    rates = property(lambda self: self.table("rates"))
+
+    @property
+    def ok_runs(self) -> pd.DataFrame:
+        """The runs that finished without error."""
+        return self.runs[self.runs["status"] == STATUS_OK]
+
+    def param(self, name: str) -> str:
+        """The parameter column called ``name``: its full key or its short name (``load``).
+
+        Raises ScenarioError naming the parameters there are."""
+        if name in self.params:
+            return name
+        full = [p for p, short in short_names(self.params).items() if short == name]
+        if full:
+            return full[0]
+        have = ", ".join(f"{short_names(self.params)[p]} ({p})" for p in self.params) or "none"
+        raise ScenarioError(f"unknown parameter `{name}`; this sweep's parameters: {have}")
+
+    def where(self, filters: Mapping[str, Any]) -> SweepResult:
+        """The runs whose parameters equal ``filters`` (keys: full or short parameter names)."""
+        if not filters:
+            return self
+        mask = self.runs["status"].notna()
+        for name, value in filters.items():
+            mask &= self.runs[self.param(name)] == value
+        keep = set(self.runs.loc[mask, "run_id"])
+        parent = self
+
+        def read(table: str) -> pd.DataFrame:
+            df = parent.table(table)
+            return df[df["run_id"].isin(keep)].reset_index(drop=True) if len(df) else df
+
+        return SweepResult(
+            self.name,
+            self.params,
+            self.runs[mask].reset_index(drop=True),
+            read,
+            {k: v for k, v in self.configs.items() if k in keep},
+            self.out_dir,
+        )
+
+    @classmethod
+    def from_run(cls, result: api.RunResult, name: str | None = None) -> SweepResult:
+        """A one-run sweep (no parameters) holding a single run's results."""
+        import pandas as pd
+
+        rid = name or str(result.summary.get("name", "run"))
+        summary = {k: v for k, v in result.summary.items() if k != "perf"}
+        runs = pd.DataFrame(
+            [{"run_id": rid, "status": STATUS_OK, "error": None, **flatten(summary)}]
+        )
+
+        def read(table: str) -> pd.DataFrame:
+            df = getattr(result, table).copy()
+            df.insert(0, "run_id", [rid] * len(df))
+            return df
+
+        return cls(rid, [], runs, read, {rid: result.config}, result.out_dir)
+
+    def __repr__(self) -> str:
+        counts = self.runs["status"].value_counts().to_dict() if len(self.runs) else {}
+        return (
+            f"<SweepResult {self.name!r}: {len(self.runs)} runs "
+            f"({counts.get(STATUS_OK, 0)} ok, {counts.get(STATUS_FAILED, 0)} failed, "
+            f"{len(self.missing)} missing)>"
+        )
+
+
+def load_sweep(out: str | os.PathLike[str]) -> SweepResult:
+    """Read a sweep's results directory (see :class:`SweepResult`)."""
+    import pandas as pd
+
+    out = Path(out)
+    meta = json.loads((out / SWEEP_JSON).read_text(encoding="utf-8"))
+    runs = load_runs(out)
+    present = set(runs["run_id"])
+    missing = [r["run_id"] for r in meta["runs"] if r["run_id"] not in present]
+    ok_ids = list(runs.loc[runs["status"] == STATUS_OK, "run_id"])
+
+    def read(table: str) -> pd.DataFrame:
+        frames = [pd.read_parquet(out / RUNS_DIR / rid / f"{table}.parquet") for rid in ok_ids]
+        return _concat(frames)
+
+    configs = {
+        rid: (out / RUNS_DIR / rid / "config.toml").read_text(encoding="utf-8") for rid in ok_ids
+    }
+    return SweepResult(meta["name"], list(meta["params"]), runs, read, configs, out, missing)
+
+
+def load_runs(out: str | os.PathLike[str]) -> pd.DataFrame:
+    """The runs table of a sweep directory, in grid order; runs not yet written are absent."""
+    import pandas as pd
+
+    out = Path(out)
+    meta = json.loads((out / SWEEP_JSON).read_text(encoding="utf-8"))
+    rows = []
+    for r in meta["runs"]:
+        path = out / RUNS_DIR / r["run_id"] / SUMMARY_PARQUET
+        if path.is_file():
+            rows.append(pd.read_parquet(path))
+    return _concat(rows).reset_index(drop=True)
+
+
+def short_names(params: Sequence[str]) -> dict[str, str]:
+    """A short name per parameter column for legends and claims: the last dotted part
+    (``workload.0.load`` -> ``load``), or the full key where two would clash.
+
+    Examples
+    --------
+    >>> short_names(["cc.scheme", "workload.0.load", "workload.1.load", "seed"])
+    {'cc.scheme': 'scheme', 'workload.0.load': 'workload.0.load', 'workload.1.load': \
+'workload.1.load', 'seed': 'seed'}
+    """
+    last = [p.rsplit(".", 1)[-1] for p in params]
+    return {p: s if last.count(s) == 1 else p for p, s in zip(params, last)}
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate, ignoring empty frames (their all-float columns would widen int columns)."""
+    import pandas as pd
+
+    full = [f for f in frames if len(f)]
+    if full:
+        return pd.concat(full, ignore_index=True)
+    return frames[0].iloc[0:0] if frames else pd.DataFrame()
