@@ -173,13 +173,6 @@ fn catalog(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
-/// Fabric layers in output order (host first). The engine has no public list of its `Layer`
-/// variants; the match below stops compiling when one is added, so this list cannot go stale.
-const LAYERS: [Layer; 4] = [Layer::Host, Layer::Tor, Layer::Agg, Layer::Core];
-const _: fn(Layer) = |l| match l {
-    Layer::Host | Layer::Tor | Layer::Agg | Layer::Core => {}
-};
-
 /// The engine's output vocabulary, so Python does not re-encode it: the FCT size bins
 /// (family, label, lower bytes, upper bytes exclusive or None when unbounded) in engine order,
 /// smallest first within a family; and the fabric layers' names, host first.
@@ -191,7 +184,7 @@ fn vocabulary(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         .map(|&(family, label, lo, hi)| (family, label, lo, (hi != u64::MAX).then_some(hi)))
         .collect();
     out.set_item("size_bins", bins)?;
-    let layers: Vec<&str> = LAYERS.iter().map(|l| l.name()).collect();
+    let layers: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
     out.set_item("layers", layers)?;
     Ok(out)
 }

@@ -192,7 +192,8 @@ impl Simulation {
         let nodes = &self.topo.nodes;
         let ps = &self.ports;
         let mut by_layer = Map::new();
-        for layer in [Layer::Tor, Layer::Agg, Layer::Core] {
+        for layer in &Layer::ALL[1..] {
+            let layer = *layer;
             let sel: Vec<&crate::net::Port> = ps
                 .iter()
                 .filter(|p| nodes[p.node as usize].layer == layer)
@@ -530,7 +531,7 @@ impl Simulation {
         bins.insert("all".into(), fct_stats(&mut f_all, &mut s_all));
 
         let mut by_layer = Map::new();
-        for layer in [Layer::Host, Layer::Tor, Layer::Agg, Layer::Core] {
+        for layer in Layer::ALL {
             let sel: Vec<&crate::net::Port> = ps
                 .iter()
                 .filter(|p| nodes[p.node as usize].layer == layer)

@@ -17,6 +17,9 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// Every layer, bottom up (the order outputs use).
+    pub const ALL: [Layer; 4] = [Layer::Host, Layer::Tor, Layer::Agg, Layer::Core];
+
     /// Lower-case name used in outputs.
     pub fn name(self) -> &'static str {
         match self {
@@ -63,6 +66,54 @@ pub struct Topology {
 
 fn err(field: &str, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(field, msg)
+}
+
+/// The fat-tree's shape from `k` (the classic k-ary fat-tree) or from the explicit
+/// `[pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor]`.
+fn fat_tree_shape(
+    k: Option<u32>,
+    [pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor]: [Option<u32>; 5],
+) -> Result<(u32, u32, u32, u32, u32), ScenarioError> {
+    let pos = |f: &str, v: u32| {
+        if v == 0 {
+            Err(err(f, "must be at least 1"))
+        } else {
+            Ok(v)
+        }
+    };
+    let dims = match k {
+        Some(k) => {
+            if k < 2 || !k.is_multiple_of(2) {
+                return Err(err(
+                    "topology.k",
+                    format!("must be an even number >= 2, got {k}; use e.g. 4, 8 or 16"),
+                ));
+            }
+            if pods.is_some()
+                || tors_per_pod.is_some()
+                || aggs_per_pod.is_some()
+                || cores.is_some()
+                || hosts_per_tor.is_some()
+            {
+                return Err(err("topology.k", "give either `k` or the explicit shape (pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor), not both"));
+            }
+            (k, k / 2, k / 2, (k / 2) * (k / 2), k / 2)
+        }
+        None => {
+            let need = |f: &str, v: Option<u32>| -> Result<u32, ScenarioError> {
+                let v = v.ok_or_else(|| err(&format!("topology.{f}"), "missing; give `k` or all of pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor"))?;
+                pos(&format!("topology.{f}"), v)
+            };
+            (
+                need("pods", pods)?,
+                need("tors_per_pod", tors_per_pod)?,
+                need("aggs_per_pod", aggs_per_pod)?,
+                need("cores", cores)?,
+                need("hosts_per_tor", hosts_per_tor)?,
+            )
+        }
+    };
+    Ok(dims)
 }
 
 impl Topology {
@@ -178,80 +229,8 @@ impl Topology {
                 host_link,
                 fabric_link,
             } => {
-                let (p, tp, ap, c, hpt) = match k {
-                    Some(k) => {
-                        if *k < 2 || !k.is_multiple_of(2) {
-                            return Err(err(
-                                "topology.k",
-                                format!(
-                                    "must be an even number >= 2, got {k}; use e.g. 4, 8 or 16"
-                                ),
-                            ));
-                        }
-                        if pods.is_some()
-                            || tors_per_pod.is_some()
-                            || aggs_per_pod.is_some()
-                            || cores.is_some()
-                            || hosts_per_tor.is_some()
-                        {
-                            return Err(err("topology.k", "give either `k` or the explicit shape (pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor), not both"));
-                        }
-                        (*k, k / 2, k / 2, (k / 2) * (k / 2), k / 2)
-                    }
-                    None => {
-                        let need = |f: &str, v: Option<u32>| -> Result<u32, ScenarioError> {
-                            let v = v.ok_or_else(|| err(&format!("topology.{f}"), "missing; give `k` or all of pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor"))?;
-                            pos(&format!("topology.{f}"), v)
-                        };
-                        (
-                            need("pods", *pods)?,
-                            need("tors_per_pod", *tors_per_pod)?,
-                            need("aggs_per_pod", *aggs_per_pod)?,
-                            need("cores", *cores)?,
-                            need("hosts_per_tor", *hosts_per_tor)?,
-                        )
-                    }
-                };
-                if !c.is_multiple_of(ap) {
-                    return Err(err("topology.cores", format!("{c} cores cannot be split evenly over {ap} aggregation switches per pod; use a multiple of {ap}")));
-                }
-                let ntor = p * tp;
-                let hs: Vec<u32> = (0..ntor * hpt)
-                    .map(|i| t.add(format!("h{i}"), Layer::Host))
-                    .collect();
-                let tors: Vec<u32> = (0..ntor)
-                    .map(|i| t.add(format!("tor{i}"), Layer::Tor))
-                    .collect();
-                let aggs: Vec<u32> = (0..p * ap)
-                    .map(|i| t.add(format!("agg{i}"), Layer::Agg))
-                    .collect();
-                let cs: Vec<u32> = (0..c)
-                    .map(|i| t.add(format!("core{i}"), Layer::Core))
-                    .collect();
-                for (i, h) in hs.iter().enumerate() {
-                    t.link(*h, tors[i / hpt as usize], *host_link);
-                }
-                let per_agg = c / ap;
-                for pod in 0..p {
-                    for ti in 0..tp {
-                        for ai in 0..ap {
-                            t.link(
-                                tors[(pod * tp + ti) as usize],
-                                aggs[(pod * ap + ai) as usize],
-                                *fabric_link,
-                            );
-                        }
-                    }
-                    for ai in 0..ap {
-                        for ci in 0..per_agg {
-                            t.link(
-                                aggs[(pod * ap + ai) as usize],
-                                cs[(ai * per_agg + ci) as usize],
-                                *fabric_link,
-                            );
-                        }
-                    }
-                }
+                let shape = [*pods, *tors_per_pod, *aggs_per_pod, *cores, *hosts_per_tor];
+                t.fat_tree(fat_tree_shape(*k, shape)?, *host_link, *fabric_link)?;
             }
             TopologyCfg::Chain { bursts, link } => {
                 let s0 = t.add("S0".into(), Layer::Host);
@@ -280,6 +259,59 @@ impl Topology {
         }
         t.check()?;
         Ok(t)
+    }
+
+    /// Add a fat-tree of `(pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor)`: hosts,
+    /// then ToRs, aggregation and core switches; each ToR to every agg of its pod, each agg to
+    /// its share of the cores.
+    fn fat_tree(
+        &mut self,
+        (p, tp, ap, c, hpt): (u32, u32, u32, u32, u32),
+        host_link: LinkCfg,
+        fabric_link: LinkCfg,
+    ) -> Result<(), ScenarioError> {
+        let t = self;
+        if !c.is_multiple_of(ap) {
+            return Err(err("topology.cores", format!("{c} cores cannot be split evenly over {ap} aggregation switches per pod; use a multiple of {ap}")));
+        }
+        let ntor = p * tp;
+        let hs: Vec<u32> = (0..ntor * hpt)
+            .map(|i| t.add(format!("h{i}"), Layer::Host))
+            .collect();
+        let tors: Vec<u32> = (0..ntor)
+            .map(|i| t.add(format!("tor{i}"), Layer::Tor))
+            .collect();
+        let aggs: Vec<u32> = (0..p * ap)
+            .map(|i| t.add(format!("agg{i}"), Layer::Agg))
+            .collect();
+        let cs: Vec<u32> = (0..c)
+            .map(|i| t.add(format!("core{i}"), Layer::Core))
+            .collect();
+        for (i, h) in hs.iter().enumerate() {
+            t.link(*h, tors[i / hpt as usize], host_link);
+        }
+        let per_agg = c / ap;
+        for pod in 0..p {
+            for ti in 0..tp {
+                for ai in 0..ap {
+                    t.link(
+                        tors[(pod * tp + ti) as usize],
+                        aggs[(pod * ap + ai) as usize],
+                        fabric_link,
+                    );
+                }
+            }
+            for ai in 0..ap {
+                for ci in 0..per_agg {
+                    t.link(
+                        aggs[(pod * ap + ai) as usize],
+                        cs[(ai * per_agg + ci) as usize],
+                        fabric_link,
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check(&self) -> Result<(), ScenarioError> {
