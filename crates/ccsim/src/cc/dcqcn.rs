@@ -210,7 +210,7 @@ impl ReceiverPart<DcqcnParams> for DcqcnNp {
             && self.last_cnp_ps.is_none_or(|t| now >= t + gap)
         {
             self.last_cnp_ps = Some(now);
-            rx.send_ctrl(CNP, SchemeHdr::default(), Mark::Ce, d.sent_ps);
+            rx.send_ctrl(CNP, SchemeHdr::default(), Mark::Ce);
         }
     }
 }

@@ -295,9 +295,9 @@ fn set_timer(
     );
 }
 
-/// What a sender hook may see and touch: the clock, the flow's sequence state (read only), its
-/// send control (rate, window, halt, credit, priority), its timers, and control packets to send.
-pub struct Tx<'a> {
+/// A hook's view of one flow from one side (`SENDER`): the clock, its timers, and control
+/// packets to the other side. `Tx` adds the send control, `Rx` the receive state.
+pub struct FlowCtx<'a, const SENDER: bool> {
     pub now_ps: u64,
     flow_id: u32,
     f: &'a mut Flow,
@@ -305,7 +305,14 @@ pub struct Tx<'a> {
     out: &'a mut Vec<CtrlMsg>,
 }
 
-impl<'a> Tx<'a> {
+/// What a sender hook may see and touch: the clock, the flow's sequence state (read only), its
+/// send control (rate, window, halt, credit, priority), its timers, and control packets to send.
+pub type Tx<'a> = FlowCtx<'a, true>;
+/// What a receiver hook may see and touch: the clock, the flow's receive state (read only),
+/// its timers, and control packets to send.
+pub type Rx<'a> = FlowCtx<'a, false>;
+
+impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
     #[inline(always)]
     pub(crate) fn new(
         now_ps: u64,
@@ -313,8 +320,8 @@ impl<'a> Tx<'a> {
         f: &'a mut Flow,
         q: &'a mut EventQueue,
         out: &'a mut Vec<CtrlMsg>,
-    ) -> Tx<'a> {
-        Tx {
+    ) -> Self {
+        FlowCtx {
             now_ps,
             flow_id,
             f,
@@ -322,6 +329,50 @@ impl<'a> Tx<'a> {
             out,
         }
     }
+    pub fn flow_id(&self) -> u32 {
+        self.flow_id
+    }
+    fn epochs(&mut self) -> &mut TimerEpochs {
+        if SENDER {
+            &mut self.f.tx_timers
+        } else {
+            &mut self.f.rx_timers
+        }
+    }
+    /// Fire `on_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
+    pub fn set_timer(&mut self, kind: u8, at_ps: u64) {
+        let owner = if SENDER {
+            TimerOwner::Sender
+        } else {
+            TimerOwner::Receiver
+        };
+        let epochs = if SENDER {
+            &mut self.f.tx_timers
+        } else {
+            &mut self.f.rx_timers
+        };
+        set_timer(self.q, epochs, owner, self.flow_id, kind, at_ps);
+    }
+    /// Cancel the pending timer of `kind`, if any.
+    pub fn cancel_timer(&mut self, kind: u8) {
+        let e = &mut self.epochs()[kind as usize];
+        *e = e.wrapping_add(1);
+    }
+    /// Send a control packet to the flow's other end (the receiver from a sender hook, the
+    /// sender from a receiver hook), stamped with the current time.
+    pub fn send_ctrl(&mut self, code: u8, hdr: SchemeHdr, mark: Mark) {
+        self.out.push(CtrlMsg {
+            flow: self.flow_id,
+            to_sender: !SENDER,
+            code,
+            hdr,
+            mark,
+            ts_ps: self.now_ps,
+        });
+    }
+}
+
+impl Tx<'_> {
     /// The flow's rate, window, halt time, credit and data priority.
     #[inline]
     pub fn ctl(&mut self) -> &mut SendCtl {
@@ -358,68 +409,9 @@ impl<'a> Tx<'a> {
     pub fn bdp_bytes(&self) -> u64 {
         self.f.bdp_bytes()
     }
-    pub fn flow_id(&self) -> u32 {
-        self.flow_id
-    }
-    /// Fire `on_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
-    pub fn set_timer(&mut self, kind: u8, at_ps: u64) {
-        let id = self.flow_id;
-        set_timer(
-            self.q,
-            &mut self.f.tx_timers,
-            TimerOwner::Sender,
-            id,
-            kind,
-            at_ps,
-        );
-    }
-    /// Cancel the pending timer of `kind`, if any.
-    pub fn cancel_timer(&mut self, kind: u8) {
-        self.f.tx_timers[kind as usize] += 1;
-    }
-    /// Send a control packet to the flow's receiver.
-    pub fn send_ctrl(&mut self, code: u8, hdr: SchemeHdr, mark: Mark) {
-        self.out.push(CtrlMsg {
-            flow: self.flow_id,
-            to_sender: false,
-            code,
-            hdr,
-            mark,
-            ts_ps: self.now_ps,
-        });
-    }
 }
 
-/// What a receiver hook may see and touch: the clock, the flow's receive state (read only),
-/// its timers, and control packets to send.
-pub struct Rx<'a> {
-    pub now_ps: u64,
-    flow_id: u32,
-    f: &'a mut Flow,
-    q: &'a mut EventQueue,
-    out: &'a mut Vec<CtrlMsg>,
-}
-
-impl<'a> Rx<'a> {
-    #[inline(always)]
-    pub(crate) fn new(
-        now_ps: u64,
-        flow_id: u32,
-        f: &'a mut Flow,
-        q: &'a mut EventQueue,
-        out: &'a mut Vec<CtrlMsg>,
-    ) -> Rx<'a> {
-        Rx {
-            now_ps,
-            flow_id,
-            f,
-            q,
-            out,
-        }
-    }
-    pub fn flow_id(&self) -> u32 {
-        self.flow_id
-    }
+impl Rx<'_> {
     /// Sending host id.
     pub fn src(&self) -> u32 {
         self.f.src
@@ -435,33 +427,6 @@ impl<'a> Rx<'a> {
     /// The flow's size (`transport::UNBOUNDED` while a long-lived flow runs).
     pub fn size_bytes(&self) -> u64 {
         self.f.size_bytes
-    }
-    /// Fire `on_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
-    pub fn set_timer(&mut self, kind: u8, at_ps: u64) {
-        let id = self.flow_id;
-        set_timer(
-            self.q,
-            &mut self.f.rx_timers,
-            TimerOwner::Receiver,
-            id,
-            kind,
-            at_ps,
-        );
-    }
-    /// Cancel the pending timer of `kind`, if any.
-    pub fn cancel_timer(&mut self, kind: u8) {
-        self.f.rx_timers[kind as usize] += 1;
-    }
-    /// Send a control packet to the flow's sender.
-    pub fn send_ctrl(&mut self, code: u8, hdr: SchemeHdr, mark: Mark, ts_ps: u64) {
-        self.out.push(CtrlMsg {
-            flow: self.flow_id,
-            to_sender: true,
-            code,
-            hdr,
-            mark,
-            ts_ps,
-        });
     }
 }
 

@@ -109,7 +109,7 @@ impl ReceiverPart<ProbeParams> for ProbeRx {
         self.received += 1;
         self.stamp = d.hdr.b;
         if d.in_order {
-            rx.send_ctrl(GRANT, SchemeHdr::default(), Mark::None, rx.now_ps);
+            rx.send_ctrl(GRANT, SchemeHdr::default(), Mark::None);
         }
     }
     fn ack_hdr(&self, _: &ProbeParams) -> SchemeHdr {
