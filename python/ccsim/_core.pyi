@@ -64,12 +64,13 @@ def catalog() -> Catalog:
 class Vocabulary(TypedDict):
     size_bins: list[tuple[str, str, int, int | None]]  # (family, label, lo, hi); hi None: no bound
     layers: list[str]  # "host", "tor", "agg", "core"
+    tables: list[str]  # "flows", "pfc_events", "pfc_ports", "queues", "rates"
 
 def vocabulary() -> Vocabulary:
     """The engine's output vocabulary: FCT size bins (family ``acc`` or ``pcn``, label, lower
     bytes, upper bytes exclusive or None), smallest first within a family, as keyed in the
     summary's ``fct.<family>``; fabric layers, host first, as in the ``layer`` columns and the
-    summary's ``pfc.by_layer``."""
+    summary's ``pfc.by_layer``; the result tables' names, in output order."""
 
 BENCHMARKS: list[str]
 """Built-in benchmark names: "incast" and "fattree" (DCQCN), "<name>-<scheme>" for others."""

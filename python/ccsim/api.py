@@ -30,9 +30,9 @@ Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 Overrides = Union[Mapping[str, Any], Sequence[str], None]
 ProgressFn = Callable[[int, int, int, int, int], Union[bool, None]]
 
-# The engine has no public list of its table names (metrics::Results builds them); keep in step.
-TABLES = ("flows", "pfc_events", "pfc_ports", "queues", "rates")
 _VOCABULARY = _core.vocabulary()
+TABLES: tuple[str, ...] = tuple(_VOCABULARY["tables"])
+"""The engine's result tables, in output order (``<name>.csv`` in a run directory)."""
 SIZE_BINS: tuple[tuple[str, str, int, int | None], ...] = tuple(_VOCABULARY["size_bins"])
 """The engine's FCT size bins: (family, label, lower bytes, upper bytes exclusive or None)."""
 LAYERS: tuple[str, ...] = tuple(_VOCABULARY["layers"])

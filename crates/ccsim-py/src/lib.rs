@@ -1,7 +1,7 @@
 //! PyO3 bindings, conversion only: scenario text in, columnar results out, progress callback.
 //! No simulation logic lives here.
 
-use ccsim::metrics::{Column, SIZE_BINS};
+use ccsim::metrics::{Column, SIZE_BINS, TABLES};
 use ccsim::topo::Layer;
 use ccsim::{Scenario, ScenarioError as CoreScenarioError};
 use pyo3::create_exception;
@@ -175,7 +175,7 @@ fn catalog(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 
 /// The engine's output vocabulary, so Python does not re-encode it: the FCT size bins
 /// (family, label, lower bytes, upper bytes exclusive or None when unbounded) in engine order,
-/// smallest first within a family; and the fabric layers' names, host first.
+/// smallest first within a family; the fabric layers' names, host first; the result tables.
 #[pyfunction]
 fn vocabulary(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
@@ -186,6 +186,7 @@ fn vocabulary(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("size_bins", bins)?;
     let layers: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
     out.set_item("layers", layers)?;
+    out.set_item("tables", TABLES.to_vec())?;
     Ok(out)
 }
 

@@ -43,6 +43,8 @@ pub struct Settings {
     pub has_receiver: bool,
     /// Senders set each packet's priority (the scheme's `prio_per_packet`).
     pub prio_per_packet: bool,
+    /// The scheme's rate-limited control queue, if it has one.
+    pub ctrl_queue: Option<crate::cc::CtrlQueue>,
     /// Lossy fabric: what a full queue does (None: lossless).
     pub drop: Option<DropPolicy>,
     /// Lossy switches trim data packets to a header instead of dropping them.
@@ -147,8 +149,8 @@ impl Simulation {
             self.now_ps = t;
             self.events += 1;
             self.dispatch(ev);
-            if let Some(e) = self.fatal.take() {
-                return Err(e);
+            if self.fatal.is_some() {
+                return Err(self.fatal.take().expect("checked"));
             }
         }
         Ok(false)
@@ -203,16 +205,23 @@ impl Simulation {
     }
 
     /// Start transmitting on `pid` if it is idle and has something to send.
+    #[inline(always)]
     pub(crate) fn port_kick(&mut self, pid: u32) {
-        let now = self.now_ps;
         let port = &mut self.ports[pid as usize];
-        if port.busy_until_ps > now {
+        if port.busy_until_ps > self.now_ps {
             if port.txdone_at_ps != port.busy_until_ps {
                 port.txdone_at_ps = port.busy_until_ps;
                 self.q.push(port.busy_until_ps, Event::TxDone { port: pid });
             }
             return;
         }
+        self.port_start(pid);
+    }
+
+    /// The idle port `pid` sends its next packet, if it has one.
+    #[inline(never)]
+    fn port_start(&mut self, pid: u32) {
+        let port = &mut self.ports[pid as usize];
         let pkt = match port.pfc_out.pop_front() {
             Some(p) => Some(p),
             None if port.is_host => self.nic_dequeue(pid),
@@ -242,6 +251,7 @@ impl Simulation {
         );
         let more = !port.pfc_out.is_empty()
             || port.queued_pkts > 0
+            || !port.limited.is_empty()
             || (port.is_host
                 && !self.hosts[self.host_index[port.node as usize] as usize]
                     .active

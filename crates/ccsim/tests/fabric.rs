@@ -230,3 +230,28 @@ fn hpcc_flow_file_is_read_as_written() {
         "{e}"
     );
 }
+
+/// Fabric links (switch to switch) that carried bytes one way but nothing the other way: zero
+/// when every flow's ACKs retrace its data path.
+fn one_way_fabric_links(seed: u64, symmetric: bool) -> usize {
+    let toml = format!(
+        "[topology]\nkind = \"fat_tree\"\nk = 4\nhost_link = {{ rate = \"100Gbps\", delay = \"1us\" }}\nfabric_link = {{ rate = \"100Gbps\", delay = \"1us\" }}\n[fabric]\necmp_symmetric = {symmetric}\n[[flows]]\nsrc = 0\ndst = 15\nsize = \"10KB\"\n"
+    );
+    let (_, sim, _) = common::run_with(&toml, Some(seed), &[]);
+    let fabric = |p: &ccsim::net::Port| !p.is_host && !sim.ports[p.peer as usize].is_host;
+    sim.ports
+        .iter()
+        .filter(|p| fabric(p) && p.tx_bytes > 0 && sim.ports[p.peer as usize].tx_bytes == 0)
+        .count()
+}
+
+#[test]
+fn symmetric_ecmp_sends_acks_back_along_the_data_path() {
+    // A cross-pod flow on a k=4 fat-tree crosses 4 fabric links each way. With symmetric ECMP
+    // the ACKs use the reverse of every data link, whatever the seed; with per-flow hashing at
+    // each switch, some seeds send them another way.
+    for seed in 1..=8 {
+        assert_eq!(one_way_fabric_links(seed, true), 0, "seed {seed}");
+    }
+    assert!((1..=8).any(|seed| one_way_fabric_links(seed, false) > 0));
+}

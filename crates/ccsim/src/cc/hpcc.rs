@@ -216,6 +216,7 @@ impl SenderPart<HpccParams> for Box<HpccSender> {
 
 /// Set the rate and window; shift the pacing clock by the change in the last packet's sending
 /// time.
+#[inline]
 fn change_rate(h: &HpccSender, tx: &mut Tx, rate_bps: f64) {
     let new = (rate_bps.round() as u64).max(1);
     let line = tx.line_rate_bps();

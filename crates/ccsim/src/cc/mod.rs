@@ -90,7 +90,22 @@ pub struct SchemeInfo {
     pub trim: bool,
     /// Senders may give each packet its own priority (`SendCtl::data_prio`).
     pub prio_per_packet: bool,
+    /// Control packets of one code get their own rate-limited, drop-tail queue at every port.
+    pub ctrl_queue: Option<CtrlQueue>,
     pub fabric: FabricMode,
+}
+
+/// A rate-limited, drop-tail egress queue, at every port, for the control packets of one code
+/// (ExpressPass credits: 84/(84+1538) of the link, a few credits deep). It is served after
+/// PFC frames and ahead of everything else, but never faster than `share_num / share_den` of
+/// the link; a packet finding `limit_packets` queued is dropped (counted as `ctrl_drops`).
+/// Such a scheme sends its control packets at priority 0 (`ack_priority: Some(0)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CtrlQueue {
+    pub code: u8,
+    pub share_num: u32,
+    pub share_den: u32,
+    pub limit_packets: u32,
 }
 
 impl SchemeInfo {
@@ -107,6 +122,7 @@ impl SchemeInfo {
         int: false,
         trim: false,
         prio_per_packet: false,
+        ctrl_queue: None,
         fabric: FabricMode::Any,
     };
 }
@@ -303,6 +319,8 @@ pub struct FlowCtx<'a, const SENDER: bool> {
     f: &'a mut Flow,
     q: &'a mut EventQueue,
     out: &'a mut Vec<CtrlMsg>,
+    /// The receiving host's timers (receiver hooks only).
+    host_timers: Option<&'a mut TimerEpochs>,
 }
 
 /// What a sender hook may see and touch: the clock, the flow's sequence state (read only), its
@@ -327,6 +345,7 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
             f,
             q,
             out,
+            host_timers: None,
         }
     }
     pub fn flow_id(&self) -> u32 {
@@ -369,6 +388,20 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
             mark,
             ts_ps: self.now_ps,
         });
+    }
+}
+
+impl<'a> Rx<'a> {
+    pub(crate) fn with_host_timers(mut self, timers: &'a mut TimerEpochs) -> Self {
+        self.host_timers = Some(timers);
+        self
+    }
+    /// Fire the receiving host's `on_host_timer(kind)` at `at_ps`, replacing a pending timer
+    /// of that kind (a per-host pacer, e.g. NDP's pulls, started by a flow's data).
+    pub fn set_host_timer(&mut self, kind: u8, at_ps: u64) {
+        let host = self.f.dst;
+        let epochs = self.host_timers.as_deref_mut().expect("receiver hook");
+        set_timer(self.q, epochs, TimerOwner::Host, host, kind, at_ps);
     }
 }
 

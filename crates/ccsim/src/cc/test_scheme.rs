@@ -3,13 +3,18 @@
 //! * sender: holds for `hold` after start (a halt ended by its own timer), then sends only on
 //!   credit: `initial_credit` packets, plus one MTU per grant;
 //! * receiver: grants one MTU per in-order data packet (a control packet of its own kind), and
-//!   every ACK carries the number of packets received so far;
+//!   every ACK carries the number of packets received so far; the first data packet starts a
+//!   host timer that ticks `ticks` times;
 //! * switch: stamps each data packet with the egress port (id + 1) and runs a port timer that
 //!   ticks `ticks` times from the first data packet on.
+//!
+//! `test_probe_paced` is the same with its grants in a rate-limited control queue (1/20 of
+//! the link, 2 deep), as ExpressPass credits, and data packets alternating priorities 3 (the
+//! default) and 4 (`prio_per_packet`).
 
 use super::{
-    AckInfo, CtrlInfo, DataInfo, Params, ReceiverPart, Rx, Scheme, SchemeInfo, SenderPart, Sw,
-    SwitchPart, Tx,
+    AckInfo, CtrlInfo, CtrlQueue, DataInfo, HostCtx, Params, ReceiverPart, Rx, Scheme, SchemeInfo,
+    SenderPart, Sw, SwitchPart, Tx,
 };
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
 use crate::scenario::units::Time;
@@ -23,6 +28,8 @@ pub struct ProbeParams {
     pub initial_credit: u64,
     pub hold: Time,
     pub ticks: u32,
+    /// Alternate data priorities 3 and 4, packet by packet.
+    pub alternate_prio: bool,
 }
 
 impl Default for ProbeParams {
@@ -31,6 +38,7 @@ impl Default for ProbeParams {
             initial_credit: 2,
             hold: Time(10_000_000),
             ticks: 5,
+            alternate_prio: false,
         }
     }
 }
@@ -38,18 +46,36 @@ impl Default for ProbeParams {
 impl Params for ProbeParams {}
 
 impl Scheme for Probe {
-    const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "test_probe",
-        description: "test only: credit-gated sender, granting receiver, stamping switch",
-        header_bytes: 4,
-        ..SchemeInfo::BASE
-    }];
+    const SCHEMES: &'static [SchemeInfo] = &[
+        SchemeInfo {
+            name: "test_probe",
+            description: "test only: credit-gated sender, granting receiver, stamping switch",
+            header_bytes: 4,
+            ..SchemeInfo::BASE
+        },
+        SchemeInfo {
+            name: "test_probe_paced",
+            description: "test only: test_probe with grants in a rate-limited control queue",
+            header_bytes: 4,
+            prio_per_packet: true,
+            ctrl_queue: Some(CtrlQueue {
+                code: GRANT,
+                share_num: 1,
+                share_den: 20,
+                limit_packets: 2,
+            }),
+            ..SchemeInfo::BASE
+        },
+    ];
     type Params = ProbeParams;
     type Sender = ProbeTx;
     type Receiver = ProbeRx;
     type Switch = ProbeSw;
-    fn default_params(_: &str) -> ProbeParams {
-        ProbeParams::default()
+    fn default_params(name: &str) -> ProbeParams {
+        ProbeParams {
+            alternate_prio: name == "test_probe_paced",
+            ..ProbeParams::default()
+        }
     }
 }
 
@@ -58,6 +84,8 @@ const GRANT: u8 = 7;
 #[derive(Clone, Debug, Default)]
 pub struct ProbeTx {
     pub grants: u64,
+    /// Arrival time of each grant.
+    pub grant_times_ps: Vec<u64>,
     pub timer_fired: bool,
     pub max_acked_count: u32,
 }
@@ -76,9 +104,16 @@ impl SenderPart<ProbeParams> for ProbeTx {
     fn on_timer(&mut self, _: &ProbeParams, _: &mut Tx, _: u8) {
         self.timer_fired = true;
     }
+    fn on_send(&mut self, p: &ProbeParams, tx: &mut Tx, _: u64) {
+        if p.alternate_prio {
+            let c = tx.ctl();
+            c.data_prio ^= 7;
+        }
+    }
     fn on_ctrl(&mut self, _: &ProbeParams, tx: &mut Tx, c: &CtrlInfo) {
         if c.code == GRANT {
             self.grants += 1;
+            self.grant_times_ps.push(tx.now_ps);
             let mtu = tx.mtu_payload_bytes();
             tx.ctl().credit_bytes += mtu;
         }
@@ -97,6 +132,7 @@ pub struct ProbeRx {
 #[derive(Clone, Debug, Default)]
 pub struct ProbeHost {
     pub packets: u64,
+    pub ticks: u32,
 }
 
 impl ReceiverPart<ProbeParams> for ProbeRx {
@@ -105,11 +141,21 @@ impl ReceiverPart<ProbeParams> for ProbeRx {
         ProbeRx::default()
     }
     fn on_data(&mut self, host: &mut ProbeHost, _: &ProbeParams, rx: &mut Rx, d: &DataInfo) {
+        if host.packets == 0 {
+            rx.set_host_timer(2, rx.now_ps + 1_000_000);
+        }
         host.packets += 1;
         self.received += 1;
         self.stamp = d.hdr.b;
         if d.in_order {
             rx.send_ctrl(GRANT, SchemeHdr::default(), Mark::None);
+        }
+    }
+    fn on_host_timer(host: &mut ProbeHost, p: &ProbeParams, hx: &mut HostCtx, kind: u8) {
+        assert_eq!(kind, 2);
+        host.ticks += 1;
+        if host.ticks < p.ticks {
+            hx.set_timer(2, hx.now_ps + 1_000_000);
         }
     }
     fn ack_hdr(&self, _: &ProbeParams) -> SchemeHdr {
@@ -123,6 +169,8 @@ impl ReceiverPart<ProbeParams> for ProbeRx {
 #[derive(Clone, Debug, Default)]
 pub struct ProbeSw {
     pub dequeued: u64,
+    /// Bit p: a data packet of priority p left through this port.
+    pub prios_seen: u8,
     pub ticks: u32,
 }
 
@@ -133,6 +181,7 @@ impl SwitchPart<ProbeParams> for ProbeSw {
     fn on_dequeue(&mut self, _: &ProbeParams, sw: &mut Sw, pkt: &mut Packet) {
         if pkt.kind == PktKind::Data {
             pkt.hdr.b = sw.port_id + 1;
+            self.prios_seen |= 1 << sw.prio;
             if self.dequeued == 0 {
                 sw.set_timer(1, sw.now_ps + 1_000_000);
             }
@@ -210,9 +259,93 @@ mod tests {
             unreachable!()
         };
         assert_eq!(s.ticks, 5, "a port timer re-armed by its own hook");
+        assert_eq!(s.prios_seen, 1 << 3, "one data priority");
+        assert_eq!(
+            sim.host_rx_ticks(1),
+            5,
+            "a host timer started by data, re-armed by itself"
+        );
         // Held 10 us, then two packets per grant round trip: the FCT is the hold plus ten
         // round trips of (one packet + one grant) at least.
         let fct_ps = f.finish_ps - f.start_ps;
         assert!(fct_ps > 10_000_000 + 10 * 4_000_000, "FCT {fct_ps} ps");
+    }
+
+    /// The same flow under `test_probe_paced`, with `credit` packets of initial credit.
+    fn paced(credit: u64) -> (crate::Simulation, Result<(), crate::SimError>) {
+        let text = SCEN.replace("\"test_probe\"", "\"test_probe_paced\"")
+            + &format!("[cc.params]\ninitial_credit = {credit}\n");
+        let sc = Scenario::load(&text, std::path::Path::new("."), None, &[]).unwrap();
+        let mut sim = sc.build().unwrap();
+        let r = sim.run();
+        (sim, r)
+    }
+
+    #[test]
+    fn a_rate_limited_control_queue_paces_its_packets_at_its_share_of_the_link() {
+        let (sim, r) = paced(2);
+        r.unwrap();
+        assert!(sim.flows[0].finished);
+        assert_eq!(sim.ports.iter().map(|p| p.ctrl_drops).sum::<u64>(), 0);
+        let SenderState::TestScheme(tx) = &sim.senders[0] else {
+            unreachable!()
+        };
+        assert_eq!(tx.grants, 19);
+        let seen = sim.sw_parts.iter().fold(0, |m, s| match s {
+            SwitchState::TestScheme(s) => m | s.prios_seen,
+            _ => unreachable!(),
+        });
+        assert_eq!(seen, 0b11000, "data packets alternate priorities 3 and 4");
+        // A 64 B grant (60 B + the scheme's 4) takes 5.12 ns at 100 Gb/s; at 1/20 of the link
+        // the queue sends one per 102.4 ns, so grants never arrive closer than that.
+        let gap_ps = 64 * 80 * 20;
+        let min_gap = tx
+            .grant_times_ps
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .min()
+            .unwrap();
+        assert!(
+            min_gap >= gap_ps,
+            "grants {min_gap} ps apart, limit {gap_ps} ps"
+        );
+    }
+
+    #[test]
+    fn a_full_rate_limited_control_queue_drops() {
+        // All 20 packets at once: grants come every 84 ns, leave every 102.4 ns, and the
+        // queue holds two, so some are dropped (dropped grants only lose credit the flow no
+        // longer needs).
+        let (sim, r) = paced(20);
+        r.unwrap();
+        assert!(sim.flows[0].finished);
+        let drops: u64 = sim.ports.iter().map(|p| p.ctrl_drops).sum();
+        assert!(drops > 0);
+        let SenderState::TestScheme(tx) = &sim.senders[0] else {
+            unreachable!()
+        };
+        // One grant per packet: each arrives, is dropped, or (late ones, held back by the
+        // pacing) finds the flow already done.
+        assert!(tx.grants + drops <= 20, "{} + {drops}", tx.grants);
+    }
+
+    #[test]
+    fn a_run_that_runs_out_of_events_with_open_flows_reports_a_stall() {
+        // No initial credit, so no data, so no grant: nothing can ever happen again.
+        let text = format!("{SCEN}[cc.params]\ninitial_credit = 0\n");
+        let sc = Scenario::load(&text, std::path::Path::new("."), None, &[]).unwrap();
+        let mut sim = sc.build().unwrap();
+        let e = sim.run().unwrap_err().to_string();
+        assert!(e.contains("stall") && e.contains("flow 0 (0 -> 1)"), "{e}");
+    }
+
+    impl crate::Simulation {
+        /// Host timer ticks of `test_probe`'s receiver part at host `host`.
+        fn host_rx_ticks(&self, host: usize) -> u32 {
+            match &self.host_rx[host] {
+                super::super::HostRxState::TestScheme(h) => h.ticks,
+                _ => unreachable!(),
+            }
+        }
     }
 }

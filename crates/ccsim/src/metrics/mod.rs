@@ -40,6 +40,9 @@ pub struct Metrics {
     pub r_tput_bps: Vec<f64>,
 }
 
+/// The result tables of every run, in output order (each is `<name>.csv` in a run directory).
+pub const TABLES: &[&str] = &["flows", "pfc_events", "pfc_ports", "queues", "rates"];
+
 /// A column of a results table.
 #[derive(Clone, Debug)]
 pub enum Column {
@@ -76,6 +79,7 @@ impl Column {
 /// A named columnar table.
 #[derive(Clone, Debug)]
 pub struct Table {
+    /// One of `TABLES`.
     pub name: &'static str,
     pub columns: Vec<(&'static str, Column)>,
 }
@@ -270,26 +274,13 @@ impl Simulation {
         }
     }
 
-    /// Collect the results of a finished run.
+    /// Collect the results of a finished run: the tables named in `TABLES`, in that order,
+    /// and the summary.
     pub fn results(&mut self, name: &str, seed: u64, scheme: &str, config_toml: String) -> Results {
         self.close_pause_intervals();
-        let nodes = &self.topo.nodes;
-        let mut tables = Vec::new();
-
-        // Flows.
-        let fl = &self.flows;
-        let fin = |f: &crate::transport::Flow| f.finished && !f.long_lived;
-        let fct: Vec<i64> = fl
-            .iter()
-            .map(|f| {
-                if fin(f) {
-                    (f.finish_ps - f.start_ps) as i64
-                } else {
-                    -1
-                }
-            })
-            .collect();
-        let slowdown: Vec<f64> = fl
+        let fct = self.fct_ps();
+        let slowdown: Vec<f64> = self
+            .flows
             .iter()
             .zip(&fct)
             .map(|(f, &t)| {
@@ -300,18 +291,45 @@ impl Simulation {
                 }
             })
             .collect();
-        tables.push(Table {
+        let tables = vec![
+            self.flows_table(&fct, &slowdown),
+            self.pfc_events_table(),
+            self.pfc_ports_table(),
+            self.queues_table(),
+            self.rates_table(),
+        ];
+        debug_assert!(tables.iter().map(|t| t.name).eq(TABLES.iter().copied()));
+        let summary = self.summary(name, seed, scheme, &fct, &slowdown);
+        Results {
+            tables,
+            summary,
+            config_toml,
+        }
+    }
+
+    /// Each flow's FCT, or -1 if it did not finish (or is long-lived).
+    fn fct_ps(&self) -> Vec<i64> {
+        self.flows
+            .iter()
+            .map(|f| {
+                if f.finished && !f.long_lived {
+                    (f.finish_ps - f.start_ps) as i64
+                } else {
+                    -1
+                }
+            })
+            .collect()
+    }
+
+    fn flows_table(&self, fct: &[i64], slowdown: &[f64]) -> Table {
+        let fl = &self.flows;
+        let u64s = |g: fn(&crate::transport::Flow) -> u64| Column::U64(fl.iter().map(g).collect());
+        Table {
             name: "flows",
             columns: vec![
                 ("id", Column::U64((0..fl.len() as u64).collect())),
-                (
-                    "src",
-                    Column::U64(fl.iter().map(|f| f.src as u64).collect()),
-                ),
-                (
-                    "dst",
-                    Column::U64(fl.iter().map(|f| f.dst as u64).collect()),
-                ),
+                ("src", u64s(|f| f.src as u64)),
+                ("dst", u64s(|f| f.dst as u64)),
                 (
                     "size_bytes",
                     Column::I64(
@@ -326,10 +344,7 @@ impl Simulation {
                             .collect(),
                     ),
                 ),
-                (
-                    "start_ps",
-                    Column::U64(fl.iter().map(|f| f.start_ps).collect()),
-                ),
+                ("start_ps", u64s(|f| f.start_ps)),
                 (
                     "finish_ps",
                     Column::I64(
@@ -338,153 +353,96 @@ impl Simulation {
                             .collect(),
                     ),
                 ),
-                ("fct_ps", Column::I64(fct.clone())),
-                (
-                    "ideal_fct_ps",
-                    Column::U64(fl.iter().map(|f| f.ideal_fct_ps).collect()),
-                ),
-                ("slowdown", Column::F64(slowdown.clone())),
-                (
-                    "bytes_acked",
-                    Column::U64(fl.iter().map(|f| f.snd_una).collect()),
-                ),
+                ("fct_ps", Column::I64(fct.to_vec())),
+                ("ideal_fct_ps", u64s(|f| f.ideal_fct_ps)),
+                ("slowdown", Column::F64(slowdown.to_vec())),
+                ("bytes_acked", u64s(|f| f.snd_una)),
             ],
-        });
+        }
+    }
 
-        // PFC frames.
+    /// The node owning port `pid`, and the node at its other end.
+    fn port_ends(&self, pid: u32) -> (&crate::topo::NodeInfo, &crate::topo::NodeInfo) {
+        let nodes = &self.topo.nodes;
+        let port = &self.ports[pid as usize];
+        (
+            &nodes[port.node as usize],
+            &nodes[self.ports[port.peer as usize].node as usize],
+        )
+    }
+
+    fn pfc_events_table(&self) -> Table {
         let ev = &self.metrics.pfc_events;
-        let pnode = |pid: u32| self.ports[pid as usize].node as usize;
-        let peer_node = |pid: u32| self.ports[self.ports[pid as usize].peer as usize].node as usize;
-        tables.push(Table {
+        let strs = |g: &dyn Fn(&PfcEvent) -> String| Column::Str(ev.iter().map(g).collect());
+        Table {
             name: "pfc_events",
             columns: vec![
                 (
                     "time_ps",
                     Column::U64(ev.iter().map(|e| e.time_ps).collect()),
                 ),
-                (
-                    "node",
-                    Column::Str(
-                        ev.iter()
-                            .map(|e| nodes[pnode(e.port)].name.clone())
-                            .collect(),
-                    ),
-                ),
+                ("node", strs(&|e| self.port_ends(e.port).0.name.clone())),
                 (
                     "layer",
-                    Column::Str(
-                        ev.iter()
-                            .map(|e| nodes[pnode(e.port)].layer.name().to_string())
-                            .collect(),
-                    ),
+                    strs(&|e| self.port_ends(e.port).0.layer.name().into()),
                 ),
                 (
                     "port",
                     Column::U64(ev.iter().map(|e| e.port as u64).collect()),
                 ),
-                (
-                    "to_node",
-                    Column::Str(
-                        ev.iter()
-                            .map(|e| nodes[peer_node(e.port)].name.clone())
-                            .collect(),
-                    ),
-                ),
+                ("to_node", strs(&|e| self.port_ends(e.port).1.name.clone())),
                 (
                     "prio",
                     Column::U64(ev.iter().map(|e| e.prio as u64).collect()),
                 ),
                 (
                     "kind",
-                    Column::Str(
-                        ev.iter()
-                            .map(|e| if e.pause { "pause" } else { "resume" }.to_string())
-                            .collect(),
-                    ),
+                    strs(&|e| if e.pause { "pause" } else { "resume" }.into()),
                 ),
             ],
-        });
+        }
+    }
 
-        // Per-port counters.
+    fn pfc_ports_table(&self) -> Table {
         let ps = &self.ports;
-        let ids: Vec<u32> = (0..ps.len() as u32).collect();
-        tables.push(Table {
-            name: "pfc_ports",
-            columns: vec![
-                ("port", Column::U64(ids.iter().map(|&i| i as u64).collect())),
-                (
-                    "node",
-                    Column::Str(ids.iter().map(|&i| nodes[pnode(i)].name.clone()).collect()),
-                ),
-                (
-                    "layer",
-                    Column::Str(
-                        ids.iter()
-                            .map(|&i| nodes[pnode(i)].layer.name().to_string())
-                            .collect(),
-                    ),
-                ),
-                (
-                    "to_node",
-                    Column::Str(
-                        ids.iter()
-                            .map(|&i| nodes[peer_node(i)].name.clone())
-                            .collect(),
-                    ),
-                ),
-                (
-                    "pauses_sent",
-                    Column::U64(ps.iter().map(|p| p.pause_sent).collect()),
-                ),
-                (
-                    "resumes_sent",
-                    Column::U64(ps.iter().map(|p| p.resume_sent).collect()),
-                ),
-                (
-                    "pauses_received",
-                    Column::U64(ps.iter().map(|p| p.pause_rx).collect()),
-                ),
-                (
-                    "resumes_received",
-                    Column::U64(ps.iter().map(|p| p.resume_rx).collect()),
-                ),
-                (
-                    "paused_time_ps",
-                    Column::U64(ps.iter().map(|p| p.paused_time_ps).collect()),
-                ),
-                (
-                    "tx_bytes",
-                    Column::U64(ps.iter().map(|p| p.tx_bytes).collect()),
-                ),
-                (
-                    "max_queue_bytes",
-                    Column::U64(ps.iter().map(|p| p.max_queue_bytes).collect()),
-                ),
-            ],
-        });
-        let lossy = self.s.drop.is_some();
-        if lossy {
-            let t = tables.last_mut().expect("pfc_ports");
-            t.columns.extend([
-                ("drops", Column::U64(ps.iter().map(|p| p.drops).collect())),
-                (
-                    "drop_bytes",
-                    Column::U64(ps.iter().map(|p| p.drop_bytes).collect()),
-                ),
-                ("trims", Column::U64(ps.iter().map(|p| p.trims).collect())),
+        let u64s = |g: fn(&crate::net::Port) -> u64| Column::U64(ps.iter().map(g).collect());
+        let strs = |g: &dyn Fn(u32) -> String| Column::Str((0..ps.len() as u32).map(g).collect());
+        let mut columns = vec![
+            ("port", Column::U64((0..ps.len() as u64).collect())),
+            ("node", strs(&|i| self.port_ends(i).0.name.clone())),
+            ("layer", strs(&|i| self.port_ends(i).0.layer.name().into())),
+            ("to_node", strs(&|i| self.port_ends(i).1.name.clone())),
+            ("pauses_sent", u64s(|p| p.pause_sent)),
+            ("resumes_sent", u64s(|p| p.resume_sent)),
+            ("pauses_received", u64s(|p| p.pause_rx)),
+            ("resumes_received", u64s(|p| p.resume_rx)),
+            ("paused_time_ps", u64s(|p| p.paused_time_ps)),
+            ("tx_bytes", u64s(|p| p.tx_bytes)),
+            ("max_queue_bytes", u64s(|p| p.max_queue_bytes)),
+        ];
+        if self.s.drop.is_some() {
+            columns.extend([
+                ("drops", u64s(|p| p.drops)),
+                ("drop_bytes", u64s(|p| p.drop_bytes)),
+                ("trims", u64s(|p| p.trims)),
             ]);
         }
+        if self.s.ctrl_queue.is_some() {
+            columns.push(("ctrl_drops", u64s(|p| p.ctrl_drops)));
+        }
+        Table {
+            name: "pfc_ports",
+            columns,
+        }
+    }
 
-        // Probes.
+    fn queues_table(&self) -> Table {
         let m = &self.metrics;
-        let pname = |pid: &u32| {
-            format!(
-                "{}->{}",
-                nodes[pnode(*pid)].name,
-                nodes[peer_node(*pid)].name
-            )
+        let link = |&pid: &u32| {
+            let (a, b) = self.port_ends(pid);
+            format!("{}->{}", a.name, b.name)
         };
-        tables.push(Table {
+        Table {
             name: "queues",
             columns: vec![
                 ("time_ps", Column::U64(m.q_time_ps.clone())),
@@ -492,12 +450,16 @@ impl Simulation {
                     "port",
                     Column::U64(m.q_port.iter().map(|&p| p as u64).collect()),
                 ),
-                ("link", Column::Str(m.q_port.iter().map(pname).collect())),
+                ("link", Column::Str(m.q_port.iter().map(link).collect())),
                 ("queue_bytes", Column::U64(m.q_bytes.clone())),
                 ("utilization", Column::F64(m.q_util.clone())),
             ],
-        });
-        tables.push(Table {
+        }
+    }
+
+    fn rates_table(&self) -> Table {
+        let m = &self.metrics;
+        Table {
             name: "rates",
             columns: vec![
                 ("time_ps", Column::U64(m.r_time_ps.clone())),
@@ -508,28 +470,38 @@ impl Simulation {
                 ("rate_bps", Column::U64(m.r_rate_bps.clone())),
                 ("throughput_bps", Column::F64(m.r_tput_bps.clone())),
             ],
-        });
+        }
+    }
 
-        // Summary.
+    /// FCT and slowdown statistics of finished flows per size bin, and over all.
+    fn fct_bins(&self, fct: &[i64], slowdown: &[f64]) -> Map<String, Value> {
+        let pick = |lo: u64, hi: u64| -> (Vec<f64>, Vec<f64>) {
+            self.flows
+                .iter()
+                .zip(fct.iter().zip(slowdown))
+                .filter(|(f, (t, _))| **t >= 0 && f.size_bytes >= lo && f.size_bytes < hi)
+                .map(|(_, (t, s))| (*t as f64 / 1e6, *s))
+                .unzip()
+        };
         let mut bins = Map::new();
         for (family, label, lo, hi) in SIZE_BINS {
-            let (mut f, mut s): (Vec<f64>, Vec<f64>) = fl
-                .iter()
-                .zip(fct.iter().zip(&slowdown))
-                .filter(|(fw, (t, _))| **t >= 0 && fw.size_bytes >= *lo && fw.size_bytes < *hi)
-                .map(|(_, (t, s))| (*t as f64 / 1e6, *s))
-                .unzip();
+            let (mut f, mut s) = pick(*lo, *hi);
             let e = bins.entry(family.to_string()).or_insert_with(|| json!({}));
             e[*label] = fct_stats(&mut f, &mut s);
         }
         let (mut f_all, mut s_all): (Vec<f64>, Vec<f64>) = fct
             .iter()
-            .zip(&slowdown)
+            .zip(slowdown)
             .filter(|(t, _)| **t >= 0)
             .map(|(t, s)| (*t as f64 / 1e6, *s))
             .unzip();
         bins.insert("all".into(), fct_stats(&mut f_all, &mut s_all));
+        bins
+    }
 
+    fn summary(&self, name: &str, seed: u64, scheme: &str, fct: &[i64], slowdown: &[f64]) -> Value {
+        let (fl, ps) = (&self.flows, &self.ports);
+        let nodes = &self.topo.nodes;
         let mut by_layer = Map::new();
         for layer in Layer::ALL {
             let sel: Vec<&crate::net::Port> = ps
@@ -561,10 +533,10 @@ impl Simulation {
                 "finished": finished,
                 "unfinished": fl.len() - finished,
                 "long_lived": fl.iter().filter(|f| f.long_lived).count(),
-                "payload_bytes_delivered": m.delivered_bytes,
+                "payload_bytes_delivered": self.metrics.delivered_bytes,
                 "payload_bytes_acked": fl.iter().map(|f| f.snd_una).sum::<u64>(),
             },
-            "fct": Value::Object(bins),
+            "fct": Value::Object(self.fct_bins(fct, slowdown)),
             "pfc": {
                 "pauses_sent": ps.iter().map(|p| p.pause_sent).sum::<u64>(),
                 "resumes_sent": ps.iter().map(|p| p.resume_sent).sum::<u64>(),
@@ -574,13 +546,12 @@ impl Simulation {
             "switch_max_buffer_bytes": self.switches.iter().map(|s| s.max_used_bytes).max().unwrap_or(0),
             "packets_live_max": self.pkts.capacity_used(),
         });
-        if lossy {
+        if self.s.drop.is_some() {
             summary["loss"] = self.loss_summary();
         }
-        Results {
-            tables,
-            summary,
-            config_toml,
+        if self.s.ctrl_queue.is_some() {
+            summary["ctrl_drops"] = ps.iter().map(|p| p.ctrl_drops).sum::<u64>().into();
         }
+        summary
     }
 }

@@ -200,6 +200,10 @@ pub struct Port {
     pub queued_pkts: u32,
     /// PFC frames to send: ahead of everything, never paused.
     pub pfc_out: VecDeque<u32>,
+    /// The scheme's rate-limited control queue (`Settings::ctrl_queue`), and the earliest time
+    /// it may send next.
+    pub limited: VecDeque<u32>,
+    pub limited_next_ps: u64,
     /// Bit p set: the peer paused our priority p.
     pub paused_mask: u8,
     pub paused_since_ps: [u64; NUM_PRIO],
@@ -232,6 +236,8 @@ pub struct Port {
     pub drops: u64,
     pub drop_bytes: u64,
     pub trims: u64,
+    /// Control packets dropped at a full rate-limited control queue.
+    pub ctrl_drops: u64,
     /// Utilization probe: tx_bytes at the previous sample.
     pub sampled_tx_bytes: u64,
 }
@@ -254,6 +260,8 @@ impl Port {
             queue_bytes: [0; NUM_PRIO],
             queued_pkts: 0,
             pfc_out: VecDeque::new(),
+            limited: VecDeque::new(),
+            limited_next_ps: 0,
             paused_mask: 0,
             paused_since_ps: [0; NUM_PRIO],
             busy_until_ps: 0,
@@ -276,6 +284,7 @@ impl Port {
             drops: 0,
             drop_bytes: 0,
             trims: 0,
+            ctrl_drops: 0,
             sampled_tx_bytes: 0,
         }
     }

@@ -12,6 +12,11 @@ impl Simulation {
     /// Pick the next packet for host port `pid`, building a data packet if a flow may send.
     pub(crate) fn nic_dequeue(&mut self, pid: u32) -> Option<u32> {
         let now = self.now_ps;
+        if !self.ports[pid as usize].limited.is_empty() {
+            if let Some(pkt) = self.limited_dequeue(pid) {
+                return Some(pkt);
+            }
+        }
         let port = &mut self.ports[pid as usize];
         if port.queued_pkts > 0 {
             for p in 0..NUM_PRIO {
@@ -117,10 +122,16 @@ impl Simulation {
     pub(crate) fn send_control(&mut self, hid: u32, pkt: Packet, kick: bool) -> u32 {
         let prio = pkt.prio as usize;
         let size = pkt.size_bytes as u64;
+        let limited = self.is_limited_ctrl(&pkt);
         let id = self.pkts.alloc(pkt);
         let pid = self.hosts[hid as usize].port;
-        let port = &mut self.ports[pid as usize];
-        port.enqueue(prio, id, size);
+        if limited {
+            if !self.limited_enqueue(pid, id) {
+                return id;
+            }
+        } else {
+            self.ports[pid as usize].enqueue(prio, id, size);
+        }
         if kick {
             self.port_kick(pid);
         }

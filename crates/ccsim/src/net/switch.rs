@@ -12,24 +12,42 @@ use crate::world::Simulation;
 impl Simulation {
     /// The egress port switch `si` uses for `flow` toward host `dst`: one of the equal-cost next
     /// hops, chosen by a per-flow hash (the same choice for every packet of the flow). With
-    /// symmetric ECMP the hash covers the unordered pair of end hosts instead of the flow, so
-    /// the reverse direction retraces the forward path.
-    #[inline]
+    /// symmetric ECMP the hash covers the unordered pair of end hosts instead of the flow and
+    /// is the same at every switch of a layer, so the reverse direction retraces the forward
+    /// path.
+    #[inline(always)]
     pub(crate) fn ecmp_next_hop(&self, si: u32, dst: u32, flow: u32) -> u32 {
         let hops = self.routes.next_hops(si, dst);
         match hops.len() {
             1 => hops[0],
-            n => {
-                let key = if self.s.ecmp_symmetric {
-                    let f = &self.flows[flow as usize];
-                    let (a, b) = (f.src.min(f.dst) as u64, f.src.max(f.dst) as u64);
-                    mix64(a << 32 | b)
-                } else {
-                    flow as u64
-                };
-                hops[(mix64(self.s.ecmp_seed ^ ((si as u64) << 32) ^ key) % n as u64) as usize]
+            _ => {
+                let f = &self.flows[flow as usize];
+                self.ecmp_hash(si, hops, flow, (f.src, f.dst))
             }
         }
+    }
+
+    /// `ecmp_next_hop` for a flow between hosts `ends` that need not exist yet.
+    pub(crate) fn ecmp_route(&self, si: u32, dst: u32, flow: u32, ends: (u32, u32)) -> u32 {
+        let hops = self.routes.next_hops(si, dst);
+        match hops.len() {
+            1 => hops[0],
+            _ => self.ecmp_hash(si, hops, flow, ends),
+        }
+    }
+
+    fn ecmp_hash(&self, si: u32, hops: &[u32], flow: u32, (src, dst): (u32, u32)) -> u32 {
+        let key = if self.s.ecmp_symmetric {
+            // Every switch of a layer picks the same position among its up-links, so the
+            // reverse path climbs through the mirror images of the forward path's switches
+            // (same position in the other pod, same core).
+            let (a, b) = (src.min(dst) as u64, src.max(dst) as u64);
+            let layer = self.topo.nodes[self.switches[si as usize].node as usize].layer;
+            mix64(a << 32 | b) ^ (layer as u64) << 32
+        } else {
+            flow as u64 ^ (si as u64) << 32
+        };
+        hops[(mix64(self.s.ecmp_seed ^ key) % hops.len() as u64) as usize]
     }
 
     /// A packet arrived at switch port `in_port`: route, admit (or drop / trim), run the scheme's
@@ -42,6 +60,14 @@ impl Simulation {
         let mut size = p.size_bytes as u64;
         let mut prio = p.prio as usize;
         if prio == 0 {
+            if self.is_limited_ctrl(&p) {
+                if self.limited_enqueue(out, pkt) {
+                    self.switches[si as usize].ctrl_bytes += size;
+                    self.note_buffer_use(si as usize);
+                    self.port_kick(out);
+                }
+                return;
+            }
             self.switches[si as usize].ctrl_bytes += size;
         } else {
             match self.admit(si as usize, in_port, out, prio, size) {
@@ -117,10 +143,17 @@ impl Simulation {
             let size = self.s.ack_bytes;
             let mut c = Packet::new(PktKind::Ctrl, m.flow, to, size, 0);
             (c.sub, c.hdr, c.mark, c.ts_ps) = (m.code, m.hdr, m.mark, m.ts_ps);
+            let limited = self.is_limited_ctrl(&c);
             let cnm = self.pkts.alloc(c);
             let back = self.ecmp_next_hop(si, to, m.flow);
+            if limited {
+                if !self.limited_enqueue(back, cnm) {
+                    continue;
+                }
+            } else {
+                self.ports[back as usize].enqueue(0, cnm, size as u64);
+            }
             self.switches[si as usize].ctrl_bytes += size as u64;
-            self.ports[back as usize].enqueue(0, cnm, size as u64);
             self.port_kick(back);
         }
         self.ctrl_out = msgs;
@@ -129,6 +162,13 @@ impl Simulation {
 
     /// Pick the next packet for switch egress port `pid` and do the dequeue-time work.
     pub(crate) fn switch_dequeue(&mut self, pid: u32) -> Option<u32> {
+        if !self.ports[pid as usize].limited.is_empty() {
+            if let Some(pkt) = self.limited_dequeue(pid) {
+                let si = self.switch_index[self.ports[pid as usize].node as usize] as usize;
+                self.switches[si].ctrl_bytes -= self.pkts[pkt].size_bytes as u64;
+                return Some(pkt);
+            }
+        }
         let port = &mut self.ports[pid as usize];
         if port.queued_pkts == 0 {
             return None;

@@ -209,6 +209,7 @@ impl Scenario {
             int_enabled: info.int,
             has_receiver: self.cc_params.has_receiver(),
             prio_per_packet: info.prio_per_packet,
+            ctrl_queue: info.ctrl_queue,
             drop,
             trim: info.trim,
             recovery: h.recovery.clone().unwrap_or_default(),
@@ -531,7 +532,7 @@ impl Simulation {
             if si == u32::MAX {
                 return path;
             }
-            pid = self.ecmp_next_hop(si, dst, fid);
+            pid = self.ecmp_route(si, dst, fid, (src, dst));
         }
     }
 

@@ -115,8 +115,8 @@ pub struct FabricCfg {
     /// buffer with dynamic thresholds (alpha 1) when PFC is off and this is unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loss: Option<LossCfg>,
-    /// ECMP hashes the unordered pair of end hosts instead of the flow, so ACKs retrace the
-    /// data path.
+    /// ECMP hashes the unordered pair of end hosts instead of the flow, the same way at every
+    /// switch of a layer, so ACKs retrace the data path (fat-tree and leaf-spine).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ecmp_symmetric: bool,
 }

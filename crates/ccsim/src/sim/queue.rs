@@ -106,7 +106,7 @@ impl Default for EventQueue {
 
 impl EventQueue {
     /// Schedule `ev` at absolute time `time_ps` (never earlier than the last popped event).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time_ps: u64, ev: Event) {
         self.seq += 1;
         let e = Entry {
@@ -115,14 +115,22 @@ impl EventQueue {
             ev,
         };
         let b = time_ps >> BUCKET_SHIFT;
-        if b <= self.cur_bucket {
+        if b > self.cur_bucket && b < self.cur_bucket + NUM_BUCKETS as u64 {
+            self.buckets[b as usize % NUM_BUCKETS].push(e);
+            self.in_wheel += 1;
+        } else {
+            self.push_near_or_far(e);
+        }
+    }
+
+    /// An event for the bucket being executed (kept sorted) or beyond the wheel's horizon.
+    #[inline(never)]
+    fn push_near_or_far(&mut self, e: Entry) {
+        if e.time_ps >> BUCKET_SHIFT <= self.cur_bucket {
             // Entry's Ord is reversed (earliest = greatest), so ascending Ord order is
             // descending time: the earliest event stays at the end.
             let at = self.current.partition_point(|x| x < &e);
             self.current.insert(at, e);
-        } else if b < self.cur_bucket + NUM_BUCKETS as u64 {
-            self.buckets[b as usize % NUM_BUCKETS].push(e);
-            self.in_wheel += 1;
         } else {
             self.overflow.push(e);
         }

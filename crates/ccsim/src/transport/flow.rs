@@ -43,7 +43,8 @@ impl Simulation {
     ) {
         let f = &mut self.flows[fid as usize];
         let host = f.dst as usize;
-        let mut rx = Rx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out);
+        let mut rx = Rx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out)
+            .with_host_timers(&mut self.hosts[host].timers);
         hook(
             &self.cc,
             &mut self.receivers[fid as usize],
