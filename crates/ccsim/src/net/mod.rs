@@ -69,6 +69,7 @@ pub struct Packet {
     pub in_port: u32,
     /// NACK of a selective-repeat receiver: index (seq / MTU payload) of the packet that
     /// arrived out of order, or with `SACK_TRIMMED` set, that a switch trimmed; `NO_SACK`: none.
+    /// Data: `ACK_REQ` when the sender asks for an ACK now.
     pub sack_idx: u32,
     pub size_bytes: u16,
     /// 0 on a data packet means it was trimmed to its header by a switch.
@@ -86,6 +87,10 @@ pub struct Packet {
 pub const NO_SACK: u32 = u32::MAX;
 /// Flag in `Packet::sack_idx`: the packet was trimmed (lost), not received out of order.
 pub const SACK_TRIMMED: u32 = 1 << 31;
+/// `Packet::sack_idx` of a data packet that asks to be acknowledged at once, whatever the
+/// receiver's ACK coalescing (RoCE's AckReq bit): the sender's window closed behind it, or it
+/// is a retransmission. Without it, coalescing could hold back the ACK the window waits for.
+pub const ACK_REQ: u32 = u32::MAX - 1;
 
 impl Packet {
     /// A packet of `kind` for `flow` toward host `dst_host`; every other field zero.

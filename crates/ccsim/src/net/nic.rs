@@ -4,7 +4,7 @@
 //! have passed, it holds credit, and its priority is not paused). When only time holds flows
 //! back, the NIC schedules a wake-up at the earliest such time.
 
-use crate::net::{Packet, PktKind, NUM_PRIO};
+use crate::net::{Packet, PktKind, ACK_REQ, NUM_PRIO};
 use crate::sim::Event;
 use crate::world::Simulation;
 
@@ -94,6 +94,10 @@ impl Simulation {
         let size = payload + self.s.header_bytes;
         let mut data = Packet::new(PktKind::Data, fid, f.dst, size, f.ctl.data_prio);
         (data.seq, data.ts_ps, data.payload_bytes) = (seq, now, payload as u16);
+        // Ask for an ACK when this packet closes the window, and on every retransmission.
+        if rtx != u64::MAX || seq + payload as u64 - f.snd_una >= f.ctl.window_bytes {
+            data.sack_idx = ACK_REQ;
+        }
         let pkt = self.pkts.alloc(data);
         if rtx != u64::MAX {
             self.next_retransmission(fid, seq + payload as u64);

@@ -7,7 +7,7 @@
 use crate::cc::{
     AckInfo, CcParams, CtrlInfo, DataInfo, HostRxState, ReceiverState, Rx, SenderState, Tx,
 };
-use crate::net::{Mark, Packet, PktKind, SACK_TRIMMED};
+use crate::net::{Mark, Packet, PktKind, ACK_REQ, SACK_TRIMMED};
 use crate::sim::Event;
 use crate::world::Simulation;
 
@@ -217,7 +217,7 @@ impl Simulation {
         let idx = (p.seq / self.s.mtu_payload_bytes as u64) as u32;
         let reply = if in_order {
             let last = !f.long_lived && f.rcv_nxt >= f.size_bytes;
-            if f.rx_since_ack >= self.s.ack_every_packets || last {
+            if f.rx_since_ack >= self.s.ack_every_packets || last || p.sack_idx == ACK_REQ {
                 let mark = f.mark_since_ack;
                 f.rx_since_ack = 0;
                 f.mark_since_ack = Mark::None;
