@@ -8,6 +8,7 @@
 //! * switch: stamps each data packet with the egress port (id + 1) and runs a port timer that
 //!   ticks `ticks` times from the first data packet on.
 //!
+//! `test_probe_trim` is `test_probe` whose packets a lossy switch trims instead of dropping.
 //! `test_probe_paced` is the same with its grants in a rate-limited control queue (1/20 of
 //! the link, 2 deep), as ExpressPass credits, and data packets alternating priorities 3 (the
 //! default) and 4 (`prio_per_packet`).
@@ -51,6 +52,13 @@ impl Scheme for Probe {
             name: "test_probe",
             description: "test only: credit-gated sender, granting receiver, stamping switch",
             header_bytes: 4,
+            ..SchemeInfo::BASE
+        },
+        SchemeInfo {
+            name: "test_probe_trim",
+            description: "test only: test_probe with trimming on a lossy fabric",
+            header_bytes: 4,
+            trim: true,
             ..SchemeInfo::BASE
         },
         SchemeInfo {
@@ -337,6 +345,44 @@ mod tests {
         let mut sim = sc.build().unwrap();
         let e = sim.run().unwrap_err().to_string();
         assert!(e.contains("stall") && e.contains("flow 0 (0 -> 1)"), "{e}");
+    }
+
+    #[test]
+    fn a_lossy_switch_trims_instead_of_dropping_and_every_byte_arrives_once() {
+        // Two senders with ample credit into one port whose queue holds 4 packets: packets
+        // that find it full lose their payload, the receiver NACKs them, and go-back-N resends.
+        let text = r#"
+            [topology]
+            kind = "star"
+            hosts = 3
+            link = { rate = "100Gbps", delay = "1us" }
+            [fabric]
+            pfc = { enabled = false }
+            loss = { mode = "drop_tail", queue_packets = 4 }
+            [cc]
+            scheme = "test_probe_trim"
+            params = { initial_credit = 1000000, hold = "0us" }
+            [[flows]]
+            src = 0
+            dst = 2
+            size = "20KB"
+            [[flows]]
+            src = 1
+            dst = 2
+            size = "20KB"
+        "#;
+        let sc = Scenario::load(text, std::path::Path::new("."), None, &[]).unwrap();
+        let mut sim = sc.build().unwrap();
+        sim.run().unwrap();
+        let trims: u64 = sim.ports.iter().map(|p| p.trims).sum();
+        let drops: u64 = sim.ports.iter().map(|p| p.drops).sum();
+        assert!(trims > 0);
+        assert_eq!(drops, 0, "trimmed, not dropped");
+        assert!(sim.flows.iter().all(|f| f.finished && f.snd_una == 20_000));
+        assert_eq!(
+            sim.metrics.delivered_bytes, 40_000,
+            "each byte delivered once"
+        );
     }
 
     impl crate::Simulation {
