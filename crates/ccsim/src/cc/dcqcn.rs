@@ -27,6 +27,7 @@
 //! The HPCC simulator scales R_AI = 5 x bw/25 Mb/s and R_HAI = 50 x bw/25 Mb/s with the NIC
 //! rate bw (Gb/s); the defaults are its values at 100 Gb/s.
 
+use super::tcd::TcdParams;
 use super::{
     AckInfo, CtrlInfo, EcnDefaults, Params, ReceiverPart, Scheme, SchemeInfo, SenderPart, Tx,
 };
@@ -71,6 +72,15 @@ impl Scheme for Dcqcn {
             DcqcnParams::hpcc_sim()
         }
     }
+    fn check(_: &str, p: &DcqcnParams) -> Result<(), crate::scenario::ScenarioError> {
+        match p.tcd {
+            Some(_) => Err(crate::scenario::ScenarioError::new(
+                "cc.params.tcd",
+                "only dcqcn_tcd runs TCD; use scheme = \"dcqcn_tcd\" or remove it",
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Control code of a CNP.
@@ -98,6 +108,9 @@ pub struct DcqcnParams {
     pub byte_counter: Size,
     /// Receiver: standalone CNP at most once per interval; 0 = echo CE on every ACK.
     pub cnp_interval: Time,
+    /// TCD's switch parameters (`dcqcn_tcd` only; see `cc::dcqcn_tcd`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcd: Option<TcdParams>,
 }
 
 /// Which reaction-point model.
@@ -131,6 +144,7 @@ impl DcqcnParams {
             rate_on_first_cnp: 1.0,
             byte_counter: Size(0),
             cnp_interval: Time(0),
+            tcd: None,
         }
     }
 
@@ -150,6 +164,7 @@ impl DcqcnParams {
             rate_on_first_cnp: 1.0,
             byte_counter: Size(10_000_000),
             cnp_interval: Time(50 * PS_PER_US),
+            tcd: None,
         }
     }
 }
@@ -204,13 +219,11 @@ impl ReceiverPart<DcqcnParams> for DcqcnNp {
     fn on_data(&mut self, _: &mut (), p: &DcqcnParams, rx: &mut super::Rx, d: &super::DataInfo) {
         let gap = p.cnp_interval.0;
         let now = rx.now_ps;
-        if gap > 0
-            && d.in_order
-            && d.mark == Mark::Ce
-            && self.last_cnp_ps.is_none_or(|t| now >= t + gap)
-        {
+        // With TCD a UE mark is fed back too (the CNP carries the mark).
+        let feedback = d.mark == Mark::Ce || (d.mark == Mark::Ue && p.tcd.is_some());
+        if gap > 0 && d.in_order && feedback && self.last_cnp_ps.is_none_or(|t| now >= t + gap) {
             self.last_cnp_ps = Some(now);
-            rx.send_ctrl(CNP, SchemeHdr::default(), Mark::Ce);
+            rx.send_ctrl(CNP, SchemeHdr::default(), d.mark);
         }
     }
 }
@@ -233,6 +246,8 @@ pub struct DcqcnRp {
     stage_timer: u32,
     stage_bytes: u32,
     bytes_since: u64,
+    /// TCD: a UE mark arrived since the last increase event, which it cancels.
+    ue_hold: bool,
 }
 
 impl SenderPart<DcqcnParams> for DcqcnRp {
@@ -245,13 +260,13 @@ impl SenderPart<DcqcnParams> for DcqcnRp {
         self.target_bps = self.line_bps;
     }
     fn on_ack(&mut self, p: &DcqcnParams, tx: &mut Tx, ack: &AckInfo) {
-        if ack.mark == Mark::Ce && p.cnp_interval.0 == 0 {
-            self.on_cnp(p, tx);
+        if p.cnp_interval.0 == 0 {
+            self.on_mark(p, tx, ack.mark);
         }
     }
     fn on_ctrl(&mut self, p: &DcqcnParams, tx: &mut Tx, c: &CtrlInfo) {
         if c.code == CNP {
-            self.on_cnp(p, tx);
+            self.on_mark(p, tx, c.mark);
         }
     }
     fn on_send(&mut self, p: &DcqcnParams, tx: &mut Tx, bytes: u64) {
@@ -261,7 +276,9 @@ impl SenderPart<DcqcnParams> for DcqcnRp {
         self.bytes_since += bytes;
         while self.bytes_since >= p.byte_counter.0 {
             self.bytes_since -= p.byte_counter.0;
-            self.increase(p);
+            if !std::mem::take(&mut self.ue_hold) {
+                self.increase(p);
+            }
             self.stage_bytes += 1;
         }
         self.apply(tx);
@@ -280,7 +297,9 @@ impl SenderPart<DcqcnParams> for DcqcnRp {
                 }
             }
             TIMER_INCREASE => {
-                self.increase(p);
+                if !std::mem::take(&mut self.ue_hold) {
+                    self.increase(p);
+                }
                 self.stage_timer += 1;
                 self.apply(tx);
                 // At line rate with the target at line rate, further increases change nothing:
@@ -314,6 +333,7 @@ impl DcqcnRp {
             stage_timer: 0,
             stage_bytes: 0,
             bytes_since: 0,
+            ue_hold: false,
         }
     }
 
@@ -342,6 +362,16 @@ impl DcqcnRp {
                 self.alpha *= keep.powi((n - 1).min(i32::MAX as u64) as i32);
             }
             self.alpha_ticks_done = due;
+        }
+    }
+
+    /// Feedback carrying `mark`: CE is a congestion notification; with TCD, UE holds the rate
+    /// through the next increase event.
+    fn on_mark(&mut self, p: &DcqcnParams, tx: &mut Tx, mark: Mark) {
+        match mark {
+            Mark::Ce => self.on_cnp(p, tx),
+            Mark::Ue if p.tcd.is_some() => self.ue_hold = true,
+            _ => {}
         }
     }
 

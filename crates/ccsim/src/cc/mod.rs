@@ -17,14 +17,18 @@
 //! Hooks run at the engine's call sites listed in `docs/design.md`; after every sender hook the
 //! engine restarts the host's NIC, and control packets a hook asks for are sent right after it.
 
+pub mod acc;
 pub mod dcqcn;
+pub mod dcqcn_tcd;
 pub mod dctcp;
 pub mod hpcc;
 pub mod none;
 pub mod qcn;
+pub mod tcd;
 #[cfg(test)]
 mod test_scheme;
 pub mod timely;
+pub mod timely_tcd;
 
 use crate::net::{IntHop, IntStack, Mark, Packet, Port, SchemeHdr};
 use crate::scenario::ScenarioError;
@@ -145,6 +149,10 @@ pub trait Scheme {
     type Switch: SwitchPart<Self::Params>;
     /// Default parameters of the registered name `name` (one of `SCHEMES`).
     fn default_params(name: &str) -> Self::Params;
+    /// Checks of `[cc.params]` that depend on the name (beyond `Params::validate`).
+    fn check(_name: &str, _p: &Self::Params) -> Result<(), ScenarioError> {
+        Ok(())
+    }
 }
 
 /// The sender part, per flow.
@@ -663,6 +671,7 @@ macro_rules! registry {
                     let p: <$t as Scheme>::Params = crate::scenario::from_value_at(
                         v, "cc.params", <$t as Scheme>::default_params(name))?;
                     p.validate()?;
+                    <$t as Scheme>::check(name, &p)?;
                     return Ok(CcParams::$v(p));
                 })+
                 Err(unknown_scheme(name))
@@ -826,6 +835,9 @@ registry! {
     Hpcc => hpcc::Hpcc,
     Dctcp => dctcp::Dctcp,
     Qcn => qcn::Qcn,
+    Acc => acc::Acc,
+    DcqcnTcd => dcqcn_tcd::DcqcnTcd,
+    TimelyTcd => timely_tcd::TimelyTcd,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
 }

@@ -19,7 +19,9 @@
 //! Defaults: alpha 0.875, beta 0.8, t_low 50us, t_high 500us, min_rtt 20us, rate_ai 100Mbps
 //! (10 x bw/10 Mb/s), rate_hai 500Mbps (50 x bw/10), hai_after 5, min_rate 1000Mbps.
 
+use super::tcd::TcdParams;
 use super::{AckInfo, Params, Scheme, SchemeInfo, SenderPart, Tx};
+use crate::net::Mark;
 use crate::scenario::units::{Rate, Time};
 use crate::scenario::ScenarioError;
 use crate::sim::PS_PER_US;
@@ -43,6 +45,15 @@ impl Scheme for Timely {
     fn default_params(_: &str) -> TimelyParams {
         TimelyParams::default()
     }
+    fn check(_: &str, p: &TimelyParams) -> Result<(), ScenarioError> {
+        match p.tcd {
+            Some(_) => Err(ScenarioError::new(
+                "cc.params.tcd",
+                "only timely_tcd runs TCD; use scheme = \"timely_tcd\" or remove it",
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Bytes of the send timestamp every data packet and ACK carries.
@@ -65,6 +76,9 @@ pub struct TimelyParams {
     /// Consecutive increases before hyper-active increase.
     pub hai_after: u32,
     pub min_rate: Rate,
+    /// TCD's switch parameters (`timely_tcd` only; see `cc::timely_tcd`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcd: Option<TcdParams>,
 }
 
 impl Default for TimelyParams {
@@ -79,6 +93,7 @@ impl Default for TimelyParams {
             rate_hai: Rate(500_000_000),
             hai_after: 5,
             min_rate: Rate(1_000_000_000),
+            tcd: None,
         }
     }
 }
@@ -111,6 +126,8 @@ pub struct TimelySender {
     prev_rtt_ps: u64,
     rtt_diff_ps: f64,
     inc_stage: u32,
+    /// TCD: the strongest mark since the last update.
+    mark: Mark,
 }
 
 impl SenderPart<TimelyParams> for TimelySender {
@@ -122,15 +139,25 @@ impl SenderPart<TimelyParams> for TimelySender {
     }
 
     fn on_ack(&mut self, p: &TimelyParams, tx: &mut Tx, ack: &AckInfo) {
+        self.mark = self.mark.merge(ack.mark);
         if ack.ack_seq <= self.last_update_seq {
             return; // not a full RTT of feedback yet
         }
+        let mark = std::mem::take(&mut self.mark);
         let rtt = ack.rtt_ps;
         if self.last_update_seq != 0 {
             let new_diff = rtt as f64 - self.prev_rtt_ps as f64;
             self.rtt_diff_ps = (1.0 - p.alpha) * self.rtt_diff_ps + p.alpha * new_diff;
             let gradient = self.rtt_diff_ps / p.min_rtt.0 as f64;
-            let cut = if rtt < p.t_low.0 {
+            let cut = if p.tcd.is_some() && mark != Mark::Ce {
+                // timely_tcd: only a congested flow (CE) follows the RTT law; a victim (UE)
+                // holds its rate, an unmarked flow increases.
+                if mark == Mark::Ue {
+                    Some(1.0)
+                } else {
+                    None
+                }
+            } else if rtt < p.t_low.0 {
                 None
             } else if rtt > p.t_high.0 {
                 Some(1.0 - p.beta * (1.0 - p.t_high.0 as f64 / rtt as f64))

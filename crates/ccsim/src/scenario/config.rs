@@ -89,8 +89,9 @@ pub enum TopologyCfg {
         host_link: LinkCfg,
         fabric_link: LinkCfg,
     },
-    /// The chain of ACC Figure 1(a): S0,S1 -> SW1 -> SW2 -> SW3 -> SW4; R0 on SW3;
-    /// R1 and the burst senders H1..HN on SW4 (port P4 = SW4 -> R1 is the congestion root).
+    /// The chain of ACC Figure 1(a): S0,S1 -> SW1 -> SW2 -> SW3 -> SW4; R0, R1 and the burst
+    /// senders H1..HN on SW4. F0 (S0 -> R0) shares P1-P3 (SW1 -> SW2 -> SW3 -> SW4) with F1
+    /// (S1 -> R1) but not P4 = SW4 -> R1, the congestion root (ACC sections 3.3 and 6.3).
     Chain { bursts: u32, link: LinkCfg },
     /// ccsim's own topology file (TOML with `[[node]]` and `[[link]]`).
     File { path: String },

@@ -248,7 +248,7 @@ impl Topology {
                 t.link(sw[0], sw[1], *link);
                 t.link(sw[1], sw[2], *link);
                 t.link(sw[2], sw[3], *link);
-                t.link(r0, sw[2], *link);
+                t.link(r0, sw[3], *link);
                 t.link(sw[3], r1, *link);
                 for h in hs {
                     t.link(h, sw[3], *link);
@@ -618,7 +618,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("dumbbell", "two switches and one bottleneck link (left_hosts, right_hosts, host_link, bottleneck)"),
     ("leaf_spine", "two-tier Clos (leaves, spines, hosts_per_leaf, host_link, fabric_link)"),
     ("fat_tree", "three-tier fat-tree: k-ary (k) or explicit (pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor); the ACC/RCC fabric is 5 x (4+4), 16 cores, 16 hosts/ToR"),
-    ("chain", "ACC Figure 1(a): S0,S1 -> SW1..SW4, R0 on SW3, R1 and H1..HN on SW4 (bursts, link)"),
+    ("chain", "ACC Figure 1(a): S0,S1 -> SW1..SW4; R0, R1 and H1..HN on SW4 (bursts, link)"),
     ("file", "ccsim topology file: TOML [[node]] name/layer, [[link]] a/b/rate/delay (path)"),
     ("hpcc", "HPCC ns-3 simulator topology file (path)"),
 ];
