@@ -125,6 +125,7 @@ pub struct Simulation {
     pub events: u64,
     pub link_traversals: u64,
     pub fatal: Option<SimError>,
+    pub deadlock: crate::net::pfc::DeadlockDetector,
 }
 
 impl Simulation {
@@ -201,6 +202,7 @@ impl Simulation {
             Event::Rto { flow, epoch } => self.rto_fired(flow, epoch),
             Event::SampleQueues => self.sample_queues(),
             Event::SampleRates => self.sample_rates(),
+            Event::DeadlockCheck { id } => self.check_deadlock(id),
         }
     }
 
@@ -324,8 +326,20 @@ impl Simulation {
                 )
             })
             .collect();
+        let deadlock = match self.deadlock.found.first() {
+            Some(d) => format!(
+                "; PFC deadlock formed at {:.3} us: {}",
+                d.formed_ps as f64 / 1e6,
+                d.ports
+                    .iter()
+                    .map(|&p| self.link_name(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => String::new(),
+        };
         Some(SimError(format!(
-            "stall at {:.3} us: nothing left to happen but {} flow(s) unfinished; {}",
+            "stall at {:.3} us: nothing left to happen but {} flow(s) unfinished; {}{deadlock}",
             self.now_ps as f64 / 1e6,
             self.flows_open,
             open.join("; ")

@@ -151,3 +151,63 @@ fn ten_to_one_halts_for_the_ideal_time_then_shares_fairly_at_line_rate() {
     let total: f64 = x.iter().sum();
     assert!(total > 0.9 * c_bps, "aggregate {:.1} Gb/s", total / 1e9);
 }
+
+#[test]
+fn a_pfc_deadlock_on_a_ring_is_found_with_its_cycle() {
+    // Five long-lived flows h(i) -> h(i+2) at line rate without congestion control: every
+    // ring link carries two flows into one, PFC pauses spread around the ring and each
+    // switch's ingress from the previous one holds packets that wait on the next ring port.
+    let toml = r#"
+        duration = "3ms"
+        [topology]
+        kind = "file"
+        path = "tests/data/ring5.toml"
+        [fabric]
+        pfc = { mode = "static", xoff = "100KB", deadlock_after = "200us" }
+        [cc]
+        scheme = "none"
+        [[workload]]
+        kind = "long_lived"
+        pairs = [[0, 2], [1, 3], [2, 4], [3, 0], [4, 1]]
+        [output]
+        rates = { interval = "100us" }
+    "#;
+    let (_, sim, r) = common::run(toml);
+    let pfc = &r.summary["pfc"];
+    assert_eq!(pfc["deadlock"], true, "{pfc}");
+    let d = &sim.deadlock.found[0];
+    // The cycle is the five ring ports, in ring order.
+    let names: Vec<String> = d.ports.iter().map(|&p| sim.link_name(p)).collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    for w in 0..5 {
+        let (a, b) = names[w].split_once("->").unwrap();
+        let (next_a, _) = names[(w + 1) % 5].split_once("->").unwrap();
+        assert!(
+            a.starts_with('S') && b.starts_with('S') && b == next_a,
+            "{names:?}"
+        );
+    }
+    assert!(d.confirmed_ps >= d.formed_ps + 200_000_000);
+    // The paper's criterion agrees: once the cycle has formed, no flow moves a byte.
+    let m = &sim.metrics;
+    let after = (0..m.r_time_ps.len()).filter(|&k| m.r_time_ps[k] > d.formed_ps + 100_000_000);
+    let moved: f64 = after.clone().map(|k| m.r_tput_bps[k]).sum();
+    assert!(
+        after.count() >= 5 && moved == 0.0,
+        "{moved} b/s after the deadlock"
+    );
+}
+
+#[test]
+fn no_deadlock_is_reported_on_a_fat_tree() {
+    let (_, _, r) = common::run_with(
+        &std::fs::read_to_string("../../scenarios/flagship.toml").unwrap(),
+        None,
+        &["duration=\"2ms\""],
+    );
+    assert!(
+        r.summary["pfc"]["pauses_sent"].as_u64().unwrap() > 0,
+        "PFC must act"
+    );
+    assert_eq!(r.summary["pfc"]["deadlock"], false);
+}

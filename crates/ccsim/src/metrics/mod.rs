@@ -436,12 +436,15 @@ impl Simulation {
         }
     }
 
+    /// "node->peer" of port `pid`.
+    pub fn link_name(&self, pid: u32) -> String {
+        let (a, b) = self.port_ends(pid);
+        format!("{}->{}", a.name, b.name)
+    }
+
     fn queues_table(&self) -> Table {
         let m = &self.metrics;
-        let link = |&pid: &u32| {
-            let (a, b) = self.port_ends(pid);
-            format!("{}->{}", a.name, b.name)
-        };
+        let link = |&pid: &u32| self.link_name(pid);
         Table {
             name: "queues",
             columns: vec![
@@ -548,6 +551,22 @@ impl Simulation {
         });
         if self.s.drop.is_some() {
             summary["loss"] = self.loss_summary();
+        }
+        if self.s.pfc_enabled {
+            let found = &self.deadlock.found;
+            summary["pfc"]["deadlock"] = (!found.is_empty()).into();
+            summary["pfc"]["deadlocks"] = found
+                .iter()
+                .map(|d| {
+                    json!({
+                        "formed_ps": d.formed_ps,
+                        "confirmed_ps": d.confirmed_ps,
+                        "prio": d.prio,
+                        "ports": d.ports.iter().map(|&p| self.link_name(p)).collect::<Vec<_>>(),
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into();
         }
         if self.s.ctrl_queue.is_some() {
             summary["ctrl_drops"] = ps.iter().map(|p| p.ctrl_drops).sum::<u64>().into();

@@ -52,6 +52,21 @@ impl Scenario {
         let specs = self.flow_specs(&host_rate)?;
         let stop_ps = c.duration.map_or(u64::MAX, |d| d.0);
 
+        let deadlock = crate::net::pfc::DeadlockDetector {
+            after_ps: if c.fabric.pfc.enabled {
+                c.fabric.pfc.deadlock_after.0
+            } else {
+                0
+            },
+            switch_ports: topo
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|&(_, n)| n.layer != Layer::Host)
+                .map(|(i, _)| fab.node_ports[i].iter().map(|&(p, _)| p).collect())
+                .collect(),
+            ..Default::default()
+        };
         let cc = &self.cc_params;
         let (sw_parts, port_timers) = if cc.has_switch() {
             let parts = fab.ports.iter().map(|p| cc.new_switch(p)).collect();
@@ -87,6 +102,7 @@ impl Scenario {
             events: 0,
             link_traversals: 0,
             fatal: None,
+            deadlock,
         };
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
         self.setup_probes(&mut sim)?;

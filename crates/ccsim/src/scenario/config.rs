@@ -235,6 +235,9 @@ pub struct PfcCfg {
     pub headroom: Option<Size>,
     /// PAUSE frame size on the wire.
     pub frame_bytes: u32,
+    /// A cycle of switch ports all paused for this long is reported as a deadlock (summary
+    /// `pfc.deadlock` / `pfc.deadlocks`); 0 turns detection off.
+    pub deadlock_after: Time,
 }
 
 impl Default for PfcCfg {
@@ -247,6 +250,7 @@ impl Default for PfcCfg {
             resume_offset: Size(3 * 1024),
             headroom: None,
             frame_bytes: 64,
+            deadlock_after: Time(crate::sim::PS_PER_MS),
         }
     }
 }
