@@ -389,6 +389,30 @@ def queue_kb(
     return _per_run(res, "queues", after_us, _link_mean(link, "queue_bytes", 1e-3), agg, where)
 
 
+def drain_ratio(
+    res: SweepResult, link: str, gbps: float, after_us: float = 0, agg: str = "max", **where: Any
+) -> float:
+    """How long probed ``link``'s queue took from its peak to under 5% of it, over the time a
+    ``gbps`` link needs to send the peak: 1 means it drained at that line rate."""
+
+    def one(queues: pd.DataFrame) -> float:
+        q = queues[queues["link"] == link]
+        if q.empty:
+            raise ClaimError(f"link `{link}` is not probed; name a port in [output] queues")
+        peak_at = q["queue_bytes"].idxmax()
+        peak = float(q.loc[peak_at, "queue_bytes"])
+        later = q.loc[peak_at:]
+        below = later[later["queue_bytes"] < 0.05 * peak]
+        if peak <= 0 or below.empty:
+            raise ClaimError(
+                f"drain_ratio: the queue of `{link}` never drains below 5% of its peak"
+            )
+        drain_us = float(below["time_us"].iloc[0] - q.loc[peak_at, "time_us"])
+        return drain_us / (peak * 8 / (gbps * 1e3))
+
+    return _per_run(res, "queues", after_us, one, agg, where)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "stat": stat,
     "by": by,
@@ -399,6 +423,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "rate_error": rate_error,
     "utilization": utilization,
     "queue_kb": queue_kb,
+    "drain_ratio": drain_ratio,
 }
 
 
