@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 ENV_CATALOG = "CCSIM_EXPERIMENTS"
 SIZES = ("quick", "full")
 ENTRY_KEYS = ("title", "paper", "figure", "description", "plots", "sweep", "quick", "full", "claim")
-SIZE_KEYS = ("set", "grid")
+SIZE_KEYS = ("set", "cases", "grid")
 CLAIM_KEYS = ("text", "check")
 HOLDS, FAILS, ERROR = "holds", "fails", "error"
 
@@ -334,6 +334,13 @@ def by(res: SweepResult, key: str, over: str, **where: Any) -> list[float]:
     return [stat(sel.where({col: v}), key) for v in sorted(sel.ok_runs[col].unique())]
 
 
+def spread(res: SweepResult, values: Sequence[float]) -> float:
+    """The largest of ``values`` over the smallest: 1 means insensitive."""
+    if not values or min(values) <= 0:
+        raise ClaimError(f"spread: needs positive values, got {list(values)}")
+    return max(values) / min(values)
+
+
 def increasing(res: SweepResult, values: Sequence[float]) -> bool:
     """True if ``values`` strictly increase."""
     return len(values) > 1 and all(a < b for a, b in zip(values, values[1:]))
@@ -371,6 +378,30 @@ def rate_error(
     def one(rates: pd.DataFrame) -> float:
         x = rates.groupby("flow")["throughput_bps"].mean() / 1e9
         return float(((x - target_gbps).abs() / target_gbps).max())
+
+    return _per_run(res, "rates", after_us, one, agg, where)
+
+
+def sending_gbps(
+    res: SweepResult,
+    after_us: float = 0,
+    until_us: float = math.inf,
+    stat: str = "mean",
+    agg: str = "mean",
+    **where: Any,
+) -> float:
+    """The probed flows' aggregate sending rate (the rates their congestion control set, in
+    Gb/s, summed per sample) over ``[after_us, until_us)``: its ``stat`` over time (``mean``,
+    ``min`` or ``max``), per run, aggregated over runs with ``agg``."""
+    if stat not in ("mean", "min", "max"):
+        raise ClaimError(f"sending_gbps: stat=`{stat}`; use mean, min or max")
+
+    def one(rates: pd.DataFrame) -> float:
+        window = rates[rates["time_us"] < until_us]
+        if window.empty:
+            raise ClaimError(f"sending_gbps: no rate samples before {until_us} us")
+        total = window.groupby("time_us")["rate_bps"].sum() / 1e9
+        return float(getattr(total, stat)())
 
     return _per_run(res, "rates", after_us, one, agg, where)
 
@@ -416,11 +447,13 @@ def drain_ratio(
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "stat": stat,
     "by": by,
+    "spread": spread,
     "increasing": increasing,
     "decreasing": decreasing,
     "failed_runs": failed_runs,
     "jain": jain,
     "rate_error": rate_error,
+    "sending_gbps": sending_gbps,
     "utilization": utilization,
     "queue_kb": queue_kb,
     "drain_ratio": drain_ratio,

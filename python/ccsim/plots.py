@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ccsim import api
 from ccsim._core import ScenarioError
-from ccsim.sweeps import SweepResult, short_names
+from ccsim.sweeps import CASE, SweepResult, short_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -251,17 +251,35 @@ def render_all(
     res: SweepResult, kinds: Sequence[str] | None = None
 ) -> tuple[dict[str, Figure], dict[str, str]]:
     """Render ``kinds`` (default: every kind that has data; the others are returned with the
-    reason they were skipped). A kind asked for by name that has no data raises NoData."""
+    reason they were skipped). A kind asked for by name that has no data raises NoData.
+
+    A sweep with several cases (e.g. one per workload) gets one figure per kind and case, named
+    ``<kind>-<case>``, as a paper draws one panel per workload."""
     figures: dict[str, Figure] = {}
     skipped: dict[str, str] = {}
     for kind in kinds or list(KINDS):
         try:
-            figures[kind] = render(res, kind)
+            for name, part in _cases(res, kind):
+                figures[name] = render(part, kind)
+                if name != kind:
+                    figures[name].suptitle(name.split("-", 1)[1])
         except NoData as e:
             if kinds:
                 raise
             skipped[kind] = str(e)
     return figures, skipped
+
+
+def kind_of(name: str) -> str:
+    """The plot kind of a figure name from :func:`render_all` (``fct_bars-websearch``)."""
+    return name.split("-", 1)[0]
+
+
+def _cases(res: SweepResult, kind: str) -> list[tuple[str, SweepResult]]:
+    if CASE not in res.params:
+        return [(kind, res)]
+    cases = _ok_runs(res)[CASE].drop_duplicates().tolist()
+    return [(f"{kind}-{c}", res.where({CASE: c})) for c in cases]
 
 
 def save(fig: Figure, stem: Path) -> list[Path]:

@@ -129,7 +129,7 @@ def _figures_section(figures: Mapping[str, Figure], skipped: Mapping[str, str]) 
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=90, metadata={"Software": None})
         data = base64.b64encode(buf.getvalue()).decode("ascii")
-        doc = (plots.KINDS[kind].__doc__ or kind).split("\n\n")[0]
+        doc = (plots.KINDS[plots.kind_of(kind)].__doc__ or kind).split("\n\n")[0]
         caption = " ".join(doc.replace("``", "").split())
         out.append(
             f'<figure id="plot-{kind}"><img alt="{_e(kind)}" src="data:image/png;base64,{data}">'

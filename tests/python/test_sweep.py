@@ -89,6 +89,37 @@ def test_run_ids_depend_only_on_parameter_values() -> None:
     assert sweeps.run_id({"x": 1}) != sweeps.run_id({"x": 1.0}) != sweeps.run_id({"x": "1"})
 
 
+def test_cases_run_the_grid_each_with_their_overrides_first() -> None:
+    cases = {"light": {"workload.0.load": 0.3}, "heavy": {"workload.0.load": 0.8, "seed": 9}}
+    sweep = sweeps.Sweep("c", SWEEP_BASE, {"seed": [1, 2]}, {"duration": "1ms"}, cases=cases)
+    runs = sweep.runs()
+    assert sweep.params == ["case", "seed"]
+    assert [(r.params["case"], r.params["seed"]) for r in runs] == [
+        ("light", 1),
+        ("light", 2),
+        ("heavy", 1),
+        ("heavy", 2),
+    ]
+    # The case first, then [set], then the grid: the grid's seed wins over the case's.
+    assert sweep.run_overrides(runs[2]) == {"workload.0.load": 0.8, "seed": 1, "duration": "1ms"}
+    # Editing a case changes its runs' ids, so a re-run does not reuse stale results.
+    edited = sweeps.Sweep(
+        "c", SWEEP_BASE, {"seed": [1, 2]}, cases={**cases, "light": {"workload.0.load": 0.4}}
+    )
+    assert edited.runs()[0].run_id != runs[0].run_id
+    assert edited.runs()[2].run_id == runs[2].run_id
+    assert len({r.run_id for r in runs}) == 4
+
+
+@pytest.mark.parametrize(
+    "cases, needle",
+    [({"a": 1}, "cases: expected named tables"), ({"a": {}}, "cases: expected named tables")],
+)
+def test_bad_cases_are_one_line_errors(cases: dict, needle: str) -> None:
+    with pytest.raises(ccsim.ScenarioError, match=needle):
+        sweeps.Sweep("c", SWEEP_BASE, {"seed": [1]}, cases=cases)
+
+
 def test_ray_backend_gives_the_same_results_as_local(sweep_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("ray")
     out = tmp_path / "ray"

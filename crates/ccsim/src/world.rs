@@ -202,7 +202,7 @@ impl Simulation {
             Event::Rto { flow, epoch } => self.rto_fired(flow, epoch),
             Event::SampleQueues => self.sample_queues(),
             Event::SampleRates => self.sample_rates(),
-            Event::DeadlockCheck { id } => self.check_deadlock(id),
+            Event::DeadlockCheck => self.check_deadlock(),
         }
     }
 

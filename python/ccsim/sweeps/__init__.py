@@ -29,6 +29,7 @@ from ccsim.sweeps.local import (
 from ccsim.sweeps.ray import _run_ray
 from ccsim.sweeps.result import SweepResult, _concat, load_runs, load_sweep, short_names
 from ccsim.sweeps.spec import (
+    CASE,
     SWEEP_FILE_KEYS,
     RunSpec,
     Sweep,
@@ -57,6 +58,7 @@ from ccsim.sweeps.store import (
 
 __all__ = [
     "BACKENDS",
+    "CASE",
     "MAX_WORKER_DEATHS",
     "RUNS_DIR",
     "STATUS_FAILED",

@@ -161,7 +161,10 @@ def run_sweep(
                 "base": text,
                 "set": {k: _column_value(v) for k, v in sweep.overrides.items()},
                 "grid": {k: [_column_value(v) for v in vs] for k, vs in sweep.grid.items()},
-                "params": list(sweep.grid),
+                "cases": {
+                    c: {k: _column_value(v) for k, v in o.items()} for c, o in sweep.cases.items()
+                },
+                "params": sweep.params,
                 "runs": [{"run_id": s.run_id, "params": _param_columns(s)} for s in specs],
             },
         )

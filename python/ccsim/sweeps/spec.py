@@ -20,7 +20,10 @@ from typing import Any
 from ccsim import api
 from ccsim._core import ScenarioError
 
-SWEEP_FILE_KEYS = ("name", "base", "set", "grid")
+SWEEP_FILE_KEYS = ("name", "base", "set", "cases", "grid")
+
+#: The run parameter that names a run's case (see :class:`Sweep`).
+CASE = "case"
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,10 @@ class Sweep:
 
     ``grid`` maps an override key (any dotted scenario key, e.g. ``cc.scheme``,
     ``workload.0.load``, ``seed``) to the list of its values; the runs are the grid's cartesian
-    product, in key order. ``source`` names where the sweep came from, for error messages.
+    product, in key order. ``cases`` names bundles of overrides that go together (e.g. a
+    workload mix and its load); with cases, every case runs the whole grid, and the runs have
+    a ``case`` parameter. A run's overrides are the case's, then ``overrides``, then its grid
+    values. ``source`` names where the sweep came from, for error messages.
     """
 
     name: str
@@ -45,6 +51,7 @@ class Sweep:
     grid: dict[str, list[Any]] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
     source: str = "sweep"
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.overrides, Mapping):
@@ -65,8 +72,23 @@ class Sweep:
                 raise ScenarioError(f"{where}: a value is listed twice; list each value once")
             if key in self.overrides:
                 raise ScenarioError(f"{where}: also set for every run; keep it in one place")
+        if not isinstance(self.cases, Mapping) or not all(
+            isinstance(c, Mapping) and c for c in self.cases.values()
+        ):
+            raise ScenarioError(
+                f"{self.source}: cases: expected named tables of overrides, e.g. "
+                f'[cases.websearch] "workload.0.cdf" = "websearch"'
+            )
+        if CASE in self.grid:
+            raise ScenarioError(f"{self.source}: grid.{CASE}: `{CASE}` names a case; rename it")
         self.grid = {k: list(v) for k, v in self.grid.items()}
         self.overrides = dict(self.overrides)
+        self.cases = {str(k): dict(v) for k, v in self.cases.items()}
+
+    @property
+    def params(self) -> list[str]:
+        """The parameters that tell runs apart: ``case`` (with cases), then the grid's keys."""
+        return ([CASE] if self.cases else []) + list(self.grid)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Sweep:
@@ -108,20 +130,30 @@ class Sweep:
             grid=data.get("grid", {}),
             overrides=data.get("set", {}),
             source=source,
+            cases=data.get("cases", {}),
         )
 
     def runs(self) -> list[RunSpec]:
-        """The grid's cartesian product in key order, each with its id."""
+        """Each case (if any) times the grid's cartesian product in key order, each with its
+        id (which hashes the case's overrides too, so editing a case re-runs it)."""
         keys = list(self.grid)
         out = []
-        for values in itertools.product(*(self.grid[k] for k in keys)):
-            params = dict(zip(keys, values))
-            out.append(RunSpec(run_id(params), params))
+        for case in self.cases or [None]:
+            for values in itertools.product(*(self.grid[k] for k in keys)):
+                params = dict(zip(keys, values))
+                if case is None:
+                    out.append(RunSpec(run_id(params), params))
+                else:
+                    hashed = {**params, CASE: {case: self.cases[case]}}
+                    out.append(RunSpec(run_id(hashed), {CASE: case, **params}))
         return out
 
     def run_overrides(self, spec: RunSpec) -> dict[str, Any]:
-        """The overrides of one run: the sweep's ``overrides`` (``[set]``), then its grid values."""
-        return {**self.overrides, **spec.params}
+        """The overrides of one run: its case's, the sweep's ``overrides`` (``[set]``), then its
+        grid values."""
+        params = dict(spec.params)
+        case = self.cases.get(params.pop(CASE, None), {})
+        return {**case, **self.overrides, **params}
 
 
 def run_id(params: Mapping[str, Any]) -> str:

@@ -159,8 +159,10 @@ pub struct AccSender {
     una_at_start: u64,
     /// dS of the previous period(s): bytes sent, accumulated while no ACK arrives.
     sent_prev: u64,
-    /// Arrival time of the last ACK and the gap before it.
-    last_ack_ps: u64,
+    /// Arrival time of the last ACK and the gap before it. The first ACK, and the first after
+    /// a halt ended, have no inter-arrival time (R uses T): a gap that spans the sender's own
+    /// silence says nothing about the pipe (our reading of section 4.3's sparse-ACK rule).
+    last_ack_ps: Option<u64>,
     ack_gap_ps: u64,
     /// Source halt: on, until when, `snd_nxt_start`, and whether the halt was extended yet,
     /// with the R and R_s it was decided with.
@@ -327,7 +329,6 @@ impl SenderPart<AccParams> for AccSender {
             tx.base_rtt_ps().max(1)
         };
         (self.nxt_at_start, self.una_at_start) = (tx.snd_nxt(), tx.snd_una());
-        self.last_ack_ps = tx.now_ps;
         tx.set_timer(PERIOD, tx.now_ps + self.period_ps);
     }
     fn on_ack(&mut self, _: &AccParams, tx: &mut Tx, ack: &AckInfo) {
@@ -338,8 +339,12 @@ impl SenderPart<AccParams> for AccSender {
             Mark::Ue => self.ue_acks += 1,
             Mark::None => {}
         }
-        self.ack_gap_ps = tx.now_ps - self.last_ack_ps;
-        self.last_ack_ps = tx.now_ps;
+        let halt_end = self.halts.last().map_or(0, |h| h.end_ps);
+        self.ack_gap_ps = match self.last_ack_ps {
+            Some(t) if t >= halt_end || tx.now_ps < halt_end => tx.now_ps - t,
+            _ => 0,
+        };
+        self.last_ack_ps = Some(tx.now_ps);
     }
     fn on_timer(&mut self, p: &AccParams, tx: &mut Tx, _: u8) {
         self.end_period(p, tx);
@@ -467,11 +472,24 @@ mod tests {
             hdr: SchemeHdr::default(),
             int: &[],
         };
+        // The first ACK has no inter-arrival time: 1 KB / T, however long the flow waited.
         s.on_ack(&p, &mut f.tx(5 * PS_PER_US), &a);
+        let r = s.ack_rate_bps(1000);
+        assert!((r - 8e3 / 10e-6).abs() < 1.0, "{r}");
         s.acks = 0;
         s.on_ack(&p, &mut f.tx(35 * PS_PER_US), &a);
         let r = s.ack_rate_bps(1000);
         assert!((r - 8e3 / 30e-6).abs() < 1.0, "{r}");
+        // A gap spanning a halt the sender sat out (ended at 100 us) is not the pipe's: T again.
+        s.halts.push(Halt {
+            start_ps: 40 * PS_PER_US,
+            end_ps: 100 * PS_PER_US,
+            rate_bps: 1e9,
+        });
+        s.acks = 0;
+        s.on_ack(&p, &mut f.tx(120 * PS_PER_US), &a);
+        let r = s.ack_rate_bps(1000);
+        assert!((r - 8e3 / 10e-6).abs() < 1.0, "{r}");
     }
 
     #[test]

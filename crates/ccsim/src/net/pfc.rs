@@ -4,13 +4,14 @@
 //! and are never paused. The scheme's switch part hears every PAUSE and RESUME a switch port
 //! receives (TCD's ON/OFF history, PCN's count of packets waiting at RESUME).
 //!
-//! Deadlock detection: when a switch port is newly paused, the detector looks for a cycle of
-//! paused switch ports through it, each waiting on the next: port A -> B is followed by port
-//! B -> C if B holds bytes that came in from A (its ingress counter from A is non-zero) and
-//! B -> C is itself paused with bytes queued for that priority. (Which egress queue those
-//! bytes sit in is not tracked: the edge is an over-approximation, the persistence check
-//! below removes transient cycles.) A cycle whose ports all stay paused for
-//! `fabric.pfc.deadlock_after` is a deadlock: reported with its ports and the time it formed.
+//! Deadlock detection: while any switch port is paused, the detector scans every
+//! `fabric.pfc.deadlock_after` for a cycle of switch ports, each paused for at least that long
+//! and waiting on the next: port A -> B waits on port B -> C if B holds bytes that came in
+//! from A (its ingress counter from A is non-zero) and B -> C is paused with bytes queued for
+//! that priority. (Which egress queue those bytes sit in is not tracked: the edge is an
+//! over-approximation; requiring every port of the cycle to have stayed paused for the whole
+//! detection time removes transient cycles.) A cycle is reported once, with its ports, the
+//! time it formed (when its last port was paused) and the time it was confirmed.
 
 use crate::net::{Packet, PktKind, NUM_PRIO};
 use crate::sim::Event;
@@ -33,8 +34,8 @@ pub struct DeadlockDetector {
     pub after_ps: u64,
     /// Egress ports of each switch, by switch index.
     pub switch_ports: Vec<Vec<u32>>,
-    /// Cycles found and waiting for their persistence check (indexed by the check event).
-    pub(crate) pending: Vec<Deadlock>,
+    /// A scan is scheduled.
+    pub(crate) scan_pending: bool,
     pub found: Vec<Deadlock>,
 }
 
@@ -82,8 +83,10 @@ impl Simulation {
             if port.paused_mask & bit == 0 {
                 port.paused_mask |= bit;
                 port.paused_since_ps[prio as usize] = now;
-                if !is_host && self.deadlock.after_ps > 0 {
-                    self.look_for_deadlock(pid, prio);
+                if !is_host && self.deadlock.after_ps > 0 && !self.deadlock.scan_pending {
+                    self.deadlock.scan_pending = true;
+                    self.q
+                        .push(now + self.deadlock.after_ps, Event::DeadlockCheck);
                 }
             }
         } else {
@@ -117,75 +120,95 @@ impl Simulation {
         })
     }
 
-    /// Switch port `start` was just paused for `prio`: look for a cycle of waiting ports
-    /// through it, and if there is a new one, check at `after_ps` whether it persisted.
-    fn look_for_deadlock(&mut self, start: u32, prio: u8) {
-        // Depth-first search over paused ports, keeping the current path.
-        let mut path = vec![start];
-        let mut stack: Vec<Vec<u32>> = vec![self.waits_on(start, prio).collect()];
-        let mut seen = vec![start];
-        let cycle = loop {
-            let Some(next) = stack.last_mut().and_then(|c| c.pop()) else {
-                stack.pop();
-                path.pop();
-                if stack.is_empty() {
-                    return;
+    /// The periodic scan: report each new cycle of ports paused for at least the detection
+    /// time, then scan again while any switch port is paused and other events remain.
+    pub(crate) fn check_deadlock(&mut self) {
+        let (now, after) = (self.now_ps, self.deadlock.after_ps);
+        let mut next_ps = u64::MAX;
+        for prio in 0..NUM_PRIO as u8 {
+            let p = prio as usize;
+            // Paused switch ports, and those paused for at least `after` (the candidates).
+            let mut candidate = vec![false; self.ports.len()];
+            for (q, port) in self.ports.iter().enumerate() {
+                if port.is_host || port.paused_mask & (1 << prio) == 0 {
+                    continue;
                 }
-                continue;
-            };
-            if next == start {
-                break path;
+                let since = port.paused_since_ps[p];
+                if now - since >= after {
+                    candidate[q] = true;
+                } else {
+                    next_ps = next_ps.min(since + after);
+                }
+                next_ps = next_ps.min(now + after);
             }
-            if !seen.contains(&next) {
-                seen.push(next);
-                path.push(next);
-                stack.push(self.waits_on(next, prio).collect());
+            for cycle in self.cycles(&candidate, prio) {
+                let same = |d: &Deadlock| {
+                    d.prio == prio
+                        && d.ports.len() == cycle.len()
+                        && cycle.iter().all(|q| d.ports.contains(q))
+                };
+                if !self.deadlock.found.iter().any(same) {
+                    let formed_ps = cycle
+                        .iter()
+                        .map(|&q| self.ports[q as usize].paused_since_ps[p])
+                        .max()
+                        .unwrap_or(now);
+                    self.deadlock.found.push(Deadlock {
+                        ports: cycle,
+                        prio,
+                        formed_ps,
+                        confirmed_ps: now,
+                    });
+                }
             }
-        };
-        let same = |d: &Deadlock| {
-            d.prio == prio
-                && d.ports.len() == cycle.len()
-                && cycle.iter().all(|p| d.ports.contains(p))
-        };
-        let d = &self.deadlock;
-        if d.pending.iter().any(same) || d.found.iter().any(same) {
-            return;
         }
-        let id = self.deadlock.pending.len() as u32;
-        self.deadlock.pending.push(Deadlock {
-            ports: cycle,
-            prio,
-            formed_ps: self.now_ps,
-            confirmed_ps: 0,
-        });
-        self.q.push(
-            self.now_ps + self.deadlock.after_ps,
-            Event::DeadlockCheck { id },
-        );
+        // With no other event left, nothing can change: no more scans (the run ends, and a
+        // deadlock found is in the stall report).
+        self.deadlock.scan_pending = next_ps != u64::MAX && !self.q.is_empty();
+        if self.deadlock.scan_pending {
+            self.q.push(next_ps, Event::DeadlockCheck);
+        }
     }
 
-    /// The persistence check of pending cycle `id`: a deadlock if every port has stayed paused
-    /// since the cycle formed.
-    pub(crate) fn check_deadlock(&mut self, id: u32) {
-        let c = &self.deadlock.pending[id as usize];
-        let p = c.prio as usize;
-        let held = c.ports.iter().all(|&q| {
-            let port = &self.ports[q as usize];
-            port.paused_mask & (1 << p) != 0 && port.paused_since_ps[p] <= c.formed_ps
-        });
-        let mut c = std::mem::replace(
-            &mut self.deadlock.pending[id as usize],
-            Deadlock {
-                ports: Vec::new(),
-                prio: u8::MAX,
-                formed_ps: 0,
-                confirmed_ps: 0,
-            },
-        );
-        if held {
-            c.confirmed_ps = self.now_ps;
-            self.deadlock.found.push(c);
+    /// Cycles of `candidate` ports under "waits on" for `prio`: one per back edge of a
+    /// depth-first search (every strongly connected set of waiting ports yields at least one).
+    fn cycles(&self, candidate: &[bool], prio: u8) -> Vec<Vec<u32>> {
+        const NEW: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const DONE: u8 = 2;
+        let mut color = vec![NEW; candidate.len()];
+        let mut out = Vec::new();
+        for root in (0..candidate.len() as u32).filter(|&q| candidate[q as usize]) {
+            if color[root as usize] != NEW {
+                continue;
+            }
+            let mut path = vec![root];
+            let mut stack: Vec<Vec<u32>> = vec![self.waits_on(root, prio).collect()];
+            color[root as usize] = ON_PATH;
+            while let Some(next) = stack.last_mut().map(|c| c.pop()) {
+                let Some(next) = next else {
+                    stack.pop();
+                    color[path.pop().unwrap() as usize] = DONE;
+                    continue;
+                };
+                if !candidate[next as usize] {
+                    continue;
+                }
+                match color[next as usize] {
+                    ON_PATH => {
+                        let at = path.iter().position(|&q| q == next).unwrap();
+                        out.push(path[at..].to_vec());
+                    }
+                    NEW => {
+                        color[next as usize] = ON_PATH;
+                        path.push(next);
+                        stack.push(self.waits_on(next, prio).collect());
+                    }
+                    _ => {}
+                }
+            }
         }
+        out
     }
 
     /// Close pause intervals still open at the end so pause time is complete.

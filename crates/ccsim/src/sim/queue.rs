@@ -28,8 +28,8 @@ pub enum Event {
     },
     /// A flow's retransmission timeout (lossy fabric); ignored unless `epoch` matches.
     Rto { flow: u32, epoch: u32 },
-    /// Check whether the `id`th suspected deadlock cycle persisted.
-    DeadlockCheck { id: u32 },
+    /// Scan for cycles of switch ports paused for the deadlock detection time.
+    DeadlockCheck,
     /// Take the periodic queue / utilization samples.
     SampleQueues,
     /// Take the periodic per-flow rate samples.
