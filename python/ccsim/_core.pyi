@@ -19,6 +19,7 @@ class Tables(TypedDict):
     pfc_events: dict[str, list[Any]]
     pfc_ports: dict[str, list[Any]]
     queues: dict[str, list[Any]]
+    flow_queues: dict[str, list[Any]]
     rates: dict[str, list[Any]]
 
 class RunOutput(TypedDict):
@@ -64,7 +65,7 @@ def catalog() -> Catalog:
 class Vocabulary(TypedDict):
     size_bins: list[tuple[str, str, int, int | None]]  # (family, label, lo, hi); hi None: no bound
     layers: list[str]  # "host", "tor", "agg", "core"
-    tables: list[str]  # "flows", "pfc_events", "pfc_ports", "queues", "rates"
+    tables: list[str]  # "flows", "pfc_events", "pfc_ports", "queues", "flow_queues", "rates"
 
 def vocabulary() -> Vocabulary:
     """The engine's output vocabulary: FCT size bins (family ``acc`` or ``pcn``, label, lower

@@ -53,9 +53,10 @@ class RunResult:
     flows : DataFrame
         One row per flow: id, src, dst, size_bytes, start_ps, finish_ps, fct_ps, ideal_fct_ps,
         slowdown, bytes_acked, plus start_us, finish_us, fct_us, ideal_fct_us.
-    pfc_events, pfc_ports, queues, rates : DataFrame
-        PFC pause/resume events, per-port PFC counters, queue and rate samples; ``time_us`` is
-        added wherever a ``time_ps`` column exists.
+    pfc_events, pfc_ports, queues, flow_queues, rates : DataFrame
+        PFC pause/resume events, per-port PFC counters, queue samples, each flow's bytes in the
+        probed queues (with ``output.queues.by_flow``) and rate samples; ``time_us`` is added
+        wherever a ``time_ps`` column exists.
     summary : dict
         The engine's summary (``summary.json``); ``summary["perf"]`` is the only part that differs
         between two runs of the same scenario and seed.
@@ -74,6 +75,7 @@ class RunResult:
     pfc_events: pd.DataFrame
     pfc_ports: pd.DataFrame
     queues: pd.DataFrame
+    flow_queues: pd.DataFrame
     rates: pd.DataFrame
     summary: dict[str, Any]
     config: str

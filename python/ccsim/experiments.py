@@ -420,6 +420,22 @@ def queue_kb(
     return _per_run(res, "queues", after_us, _link_mean(link, "queue_bytes", 1e-3), agg, where)
 
 
+def flow_queue_kb(res: SweepResult, link: str, flow: int, agg: str = "max", **where: Any) -> float:
+    """The peak of flow ``flow``'s bytes (KB) in probed ``link``'s queue, per run, aggregated
+    over runs with ``agg`` (needs ``by_flow = true`` in ``[output] queues``)."""
+
+    probed = _select(res, where).queues
+    if probed.empty or link not in set(probed["link"]):
+        raise ClaimError(f"link `{link}` is not probed; name it in [output] queues, by_flow = true")
+
+    def one(fq: pd.DataFrame) -> float:
+        # A flow (or a port) with nothing queued at any sample has no rows: its peak is 0.
+        mine = fq[(fq["link"] == link) & (fq["flow"] == flow)]
+        return float(mine["queue_bytes"].max()) / 1e3 if len(mine) else 0.0
+
+    return _per_run(res, "flow_queues", 0, one, agg, where)
+
+
 def drain_ratio(
     res: SweepResult, link: str, gbps: float, after_us: float = 0, agg: str = "max", **where: Any
 ) -> float:
@@ -457,6 +473,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "utilization": utilization,
     "queue_kb": queue_kb,
     "drain_ratio": drain_ratio,
+    "flow_queue_kb": flow_queue_kb,
 }
 
 

@@ -142,6 +142,45 @@ def plot_rate(res: SweepResult) -> Figure:
     return fig
 
 
+def plot_flow_queue(res: SweepResult) -> Figure:
+    """Each flow's bytes in the probed queues over time (ACC Figs. 2-4 style): per series
+    (first seed) and probed port, its largest flows, the rest summed."""
+    fq = _require(
+        res.flow_queues,
+        "plot flow_queue",
+        "no per-flow queue samples; add by_flow = true to [output] queues",
+    )
+    panels = []
+    for label, group in _panels(res, fq):
+        probed = res.queues[res.queues["run_id"] == group["run_id"].iloc[0]]
+        for link in probed["link"].drop_duplicates():
+            times = probed[probed["link"] == link]["time_us"]
+            panels.append((f"{label}: {link}", group[group["link"] == link], times))
+    panels = panels[:MAX_PANELS]
+    fig, axes = _figure(len(panels), 1, height=2.2 * len(panels), sharex=True)
+    for ax, (title, group, times) in zip(axes, panels):
+        table = (
+            group.pivot_table(index="time_us", columns="flow", values="queue_bytes", aggfunc="sum")
+            .reindex(sorted(times.unique()))
+            .fillna(0)
+        )
+        top = list(table.max().sort_values(ascending=False).index[:MAX_LINES])
+        for flow in top:  # a flow keeps its color in every panel
+            color = f"C{int(flow) % 10}"
+            ax.plot(table.index, table[flow] / 1e3, lw=1, color=color, label=f"flow {int(flow)}")
+        rest = [f for f in table.columns if f not in top]
+        if rest:
+            others = table[rest].sum(axis=1) / 1e3
+            ax.plot(table.index, others, lw=1, ls="--", color="0.5", label="others")
+        ax.set_ylabel("queued (KB)")
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        if top:
+            ax.legend(fontsize="x-small", ncol=2)
+    axes[-1].set_xlabel("time (us)")
+    return fig
+
+
 def plot_pfc_layers(res: SweepResult) -> Figure:
     """PFC PAUSE frames received per layer (host, ToR, agg, core), stacked bars per series, mean
     over seeds (ACC Fig. 15)."""
@@ -208,6 +247,7 @@ KINDS: dict[str, Callable[..., Figure]] = {
     "fct_bars": plot_fct_bars,
     "fct_cdf": plot_fct_cdf,
     "queue": plot_queue,
+    "flow_queue": plot_flow_queue,
     "utilization": plot_utilization,
     "rate": plot_rate,
     "pfc_layers": plot_pfc_layers,

@@ -79,6 +79,7 @@ class SweepResult:
     pfc_events = property(lambda self: self.table("pfc_events"))
     pfc_ports = property(lambda self: self.table("pfc_ports"))
     queues = property(lambda self: self.table("queues"))
+    flow_queues = property(lambda self: self.table("flow_queues"))
     rates = property(lambda self: self.table("rates"))
 
     @property

@@ -31,6 +31,12 @@ pub struct Metrics {
     pub q_port: Vec<u32>,
     pub q_bytes: Vec<u64>,
     pub q_util: Vec<f64>,
+    /// Per-flow queue samples (`output.queues.by_flow`): time, port, flow, bytes queued.
+    pub queue_by_flow: bool,
+    pub fq_time_ps: Vec<u64>,
+    pub fq_port: Vec<u32>,
+    pub fq_flow: Vec<u32>,
+    pub fq_bytes: Vec<u64>,
     pub rate_all_flows: bool,
     pub rate_flows: Vec<u32>,
     pub rate_interval_ps: u64,
@@ -41,7 +47,14 @@ pub struct Metrics {
 }
 
 /// The result tables of every run, in output order (each is `<name>.csv` in a run directory).
-pub const TABLES: &[&str] = &["flows", "pfc_events", "pfc_ports", "queues", "rates"];
+pub const TABLES: &[&str] = &[
+    "flows",
+    "pfc_events",
+    "pfc_ports",
+    "queues",
+    "flow_queues",
+    "rates",
+];
 
 /// A column of a results table.
 #[derive(Clone, Debug)]
@@ -234,6 +247,22 @@ impl Simulation {
             m.q_util
                 .push(bits / (p.rate_bps as f64 * m.queue_interval_ps as f64 / 1e12));
             p.sampled_tx_bytes = p.tx_bytes;
+            if m.queue_by_flow {
+                // Bytes per flow, every priority, in flow order (deterministic output).
+                let mut per_flow: Vec<(u32, u64)> = p
+                    .queues
+                    .iter()
+                    .flatten()
+                    .map(|&pkt| (self.pkts[pkt].flow, self.pkts[pkt].size_bytes as u64))
+                    .collect();
+                per_flow.sort_unstable_by_key(|&(f, _)| f);
+                for chunk in per_flow.chunk_by(|a, b| a.0 == b.0) {
+                    m.fq_time_ps.push(now);
+                    m.fq_port.push(pid);
+                    m.fq_flow.push(chunk[0].0);
+                    m.fq_bytes.push(chunk.iter().map(|&(_, b)| b).sum());
+                }
+            }
         }
         let next = now + m.queue_interval_ps;
         if next <= self.stop_ps {
@@ -296,6 +325,7 @@ impl Simulation {
             self.pfc_events_table(),
             self.pfc_ports_table(),
             self.queues_table(),
+            self.flow_queues_table(),
             self.rates_table(),
         ];
         debug_assert!(tables.iter().map(|t| t.name).eq(TABLES.iter().copied()));
@@ -456,6 +486,27 @@ impl Simulation {
                 ("link", Column::Str(m.q_port.iter().map(link).collect())),
                 ("queue_bytes", Column::U64(m.q_bytes.clone())),
                 ("utilization", Column::F64(m.q_util.clone())),
+            ],
+        }
+    }
+
+    fn flow_queues_table(&self) -> Table {
+        let m = &self.metrics;
+        let link = |&pid: &u32| self.link_name(pid);
+        Table {
+            name: "flow_queues",
+            columns: vec![
+                ("time_ps", Column::U64(m.fq_time_ps.clone())),
+                (
+                    "port",
+                    Column::U64(m.fq_port.iter().map(|&p| p as u64).collect()),
+                ),
+                ("link", Column::Str(m.fq_port.iter().map(link).collect())),
+                (
+                    "flow",
+                    Column::U64(m.fq_flow.iter().map(|&f| f as u64).collect()),
+                ),
+                ("queue_bytes", Column::U64(m.fq_bytes.clone())),
             ],
         }
     }

@@ -481,6 +481,7 @@ impl Scenario {
             }
             sim.metrics.queue_ports = ids;
             sim.metrics.queue_interval_ps = qc.interval.0;
+            sim.metrics.queue_by_flow = qc.by_flow;
             sim.q.push(qc.interval.0, crate::sim::Event::SampleQueues);
         }
         if let Some(rc) = &o.rates {

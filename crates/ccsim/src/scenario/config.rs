@@ -439,6 +439,10 @@ pub struct QueueProbeCfg {
     pub interval: Time,
     /// Egress ports as "from->to" node names (e.g. "sw0->h16"), or ["all"] for every switch port.
     pub ports: Vec<String>,
+    /// Also record each flow's bytes in those queues (table `flow_queues`; costs a walk of the
+    /// queues per sample, so name a few ports).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_flow: bool,
 }
 
 /// Per-flow sending-rate and throughput samples.
