@@ -213,3 +213,159 @@ fn bad_scheme_parameters_are_named() {
     let toml = format!("[topology]\nkind = \"file\"\npath = \"{}\"\n[cc]\nscheme = \"hpcc\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"10KB\"\n", path.display());
     assert_mentions(&error_of(&toml, &[]), &["topology", "6 switches", "5 hops"]);
 }
+
+#[test]
+fn values_between_unit_steps_or_beyond_the_limits_are_rejected() {
+    // Issue 15 items 2, 3, 8: no silent rounding, no wrapped integers, no endless loops.
+    assert_mentions(
+        &error_of(BASE, &["topology.link.rate=\"0.5bps\""]),
+        &["topology", "0.5bps", "whole number of bps"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["topology.link.delay=\"0.1ps\""]),
+        &["topology", "0.1ps", "whole number of ps"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["flows=[{src = 0, dst = 2, size = \"1.5B\"}]"]),
+        &["flows", "1.5B", "whole number of B"],
+    );
+    assert_mentions(
+        &error_of(
+            BASE,
+            &["flows=[{src = 0, dst = 2, size = \"18446744073709551615B\"}]"],
+        ),
+        &["flows", "too large"],
+    );
+    assert_mentions(
+        &error_of(
+            BASE,
+            &["flows=[{src = 0, dst = 2, size = 9223372036854775807}]"],
+        ),
+        &["flows", "too large"],
+    );
+    assert_mentions(
+        &error_of(
+            BASE,
+            &["flows=[{src = 0, dst = 2, size = 100, start = \"18446744.07370955s\"}]"],
+        ),
+        &["flows", "too large", "1000000s"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["duration=\"1e300s\""]),
+        &["duration", "too large"],
+    );
+    // Sizes and rates that are each allowed but whose flow would outlast 10^6 s.
+    assert_mentions(
+        &error_of(
+            BASE,
+            &[
+                "topology.link.rate=\"1Kbps\"",
+                "flows=[{src = 0, dst = 2, size = \"1000GB\"}]",
+            ],
+        ),
+        &["flows", "flow 0", "1000000 s"],
+    );
+    // 1.1us is 1100000 ps even though 1.1 x 1e6 is not exact in floating point.
+    assert!(ccsim::Scenario::load(
+        BASE,
+        std::path::Path::new("."),
+        None,
+        &["topology.link.delay=\"1.1us\"".into()]
+    )
+    .is_ok());
+}
+
+#[test]
+fn flow_files_with_impossible_times_or_counts_are_rejected() {
+    let dir = std::env::temp_dir().join(format!("ccsim-bad-flows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (body, needle) in [
+        ("1\n0 2 3 100 1000 inf\n", "start time `inf`"),
+        ("1\n0 2 3 100 1000 1e300\n", "start time `1e300`"),
+        ("1\n0 2 3 100 1000 -1\n", "between 0 and"),
+        (
+            "1000000000000\n0 2 3 100 1000 0\n",
+            "declares 1000000000000 flows but lists 1",
+        ),
+    ] {
+        std::fs::write(dir.join("f.txt"), body).unwrap();
+        let toml = format!(
+            "[topology]\nkind = \"star\"\nhosts = 3\nlink = {{ rate = \"100Gbps\", delay = \"1us\" }}\n[[workload]]\nkind = \"flow_file\"\npath = \"{}\"\n",
+            dir.join("f.txt").display()
+        );
+        let msg = match ccsim::Scenario::load(&toml, &dir, None, &[])
+            .and_then(|s| s.build().map(|_| ()))
+        {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("accepted {body:?}"),
+        };
+        assert_mentions(&msg, &[needle]);
+    }
+}
+
+#[test]
+fn sizes_that_would_exhaust_memory_are_refused_up_front() {
+    // Issue 15 item 1: a one-line error with the estimate, before allocating.
+    let star = "[topology]\nkind = \"star\"\nhosts = 10000000\nlink = { rate = \"100Gbps\", delay = \"1us\" }\n";
+    assert_mentions(
+        &error_of(star, &[]),
+        &["topology.hosts", "10000001 nodes", "at most"],
+    );
+    let ft = "[topology]\nkind = \"fat_tree\"\nk = 1000\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"1us\" }\n";
+    assert_mentions(&error_of(ft, &[]), &["topology.k", "nodes", "at most"]);
+    let chain = "[topology]\nkind = \"chain\"\nbursts = 100000000\nlink = { rate = \"100Gbps\", delay = \"1us\" }\n";
+    assert_mentions(&error_of(chain, &[]), &["topology.bursts", "at most"]);
+    let incast = "[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = \"1B\"\nload = 1.0\nstop = \"10ms\"\n";
+    assert_mentions(
+        &error_of(&format!("{BASE}{incast}"), &[]),
+        &["workload[0].load", "flows", "at most"],
+    );
+    assert_mentions(
+        &error_of(
+            BASE,
+            &["output.queues={interval = \"1ps\", ports = [\"all\"]}"],
+        ),
+        &["output.queues.interval", "at least 10ns"],
+    );
+    assert_mentions(
+        &error_of(
+            BASE,
+            &[
+                "duration=\"10s\"",
+                "output.queues={interval = \"10ns\", ports = [\"all\"]}",
+            ],
+        ),
+        &["output.queues.interval", "samples"],
+    );
+}
+
+#[test]
+fn cdfs_without_a_usable_size_are_named() {
+    for (body, needle) in [
+        ("0 0\n0 1\n", "every size of the CDF is 0 bytes"),
+        ("100 0\nnan 1\n", "finite"),
+        ("100 0\ninf 1\n", "finite"),
+        ("100 0\n1e25 1\n", "at most"),
+    ] {
+        let msg = ccsim::workload::Cdf::parse(body, "x.cdf")
+            .unwrap_err()
+            .to_string();
+        assert_mentions(&msg, &[needle]);
+    }
+}
+
+#[test]
+fn an_hpcc_topology_header_is_not_trusted() {
+    let dir = std::env::temp_dir().join(format!("ccsim-bad-topo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.txt"), "100000000 1 1\n0\n0 1 100Gbps 1us 0\n").unwrap();
+    let toml = format!(
+        "[topology]\nkind = \"hpcc\"\npath = \"{}\"\n",
+        dir.join("t.txt").display()
+    );
+    let msg = ccsim::Scenario::load(&toml, &dir, None, &[])
+        .and_then(|s| s.build().map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert_mentions(&msg, &["t.txt: line 1", "100000000 nodes", "at most"]);
+}

@@ -438,6 +438,21 @@ impl Scenario {
                 s.dst,
                 s.size_bytes.unwrap_or(0),
             );
+            let limit = crate::sim::units::MAX_TIME_PS;
+            if fl.ideal_fct_ps > limit || s.start_ps > limit {
+                return Err(ScenarioError::new(
+                    "flows",
+                    format!(
+                        "flow {} ({} -> {}, {} B from {} ps) would end after {} s of simulated time; use a smaller size, a faster link or an earlier start",
+                        sim.flows.len(),
+                        s.src,
+                        s.dst,
+                        s.size_bytes.unwrap_or(0),
+                        s.start_ps,
+                        limit / crate::sim::PS_PER_S
+                    ),
+                ));
+            }
             sim.flows.push(fl);
             sim.senders.push(self.cc_params.new_sender());
             sim.receivers.push(self.cc_params.new_receiver());
@@ -445,12 +460,27 @@ impl Scenario {
         Ok(())
     }
 
+    /// Refuse probes that would record more than `MAX_SAMPLES` rows over the run's duration.
+    fn check_samples(
+        &self,
+        field: &str,
+        interval_ps: u64,
+        per_sample: usize,
+    ) -> Result<(), ScenarioError> {
+        const MAX_SAMPLES: f64 = 1e8;
+        if let Some(d) = self.cfg.duration {
+            let rows = d.0 as f64 / interval_ps as f64 * per_sample as f64;
+            if rows > MAX_SAMPLES {
+                return Err(ScenarioError::new(field, format!("would record about {rows:.2e} samples over the run (at most {MAX_SAMPLES:.0e}, about 32 B each); sample less often or probe fewer ports")));
+            }
+        }
+        Ok(())
+    }
+
     fn setup_probes(&self, sim: &mut Simulation) -> Result<(), ScenarioError> {
         let o = &self.cfg.output;
         if let Some(qc) = &o.queues {
-            if qc.interval.0 == 0 {
-                return Err(ScenarioError::new("output.queues.interval", "must be > 0"));
-            }
+            check_probe_interval("output.queues.interval", qc.interval.0)?;
             let mut ids = Vec::new();
             for (i, spec) in qc.ports.iter().enumerate() {
                 if spec == "all" {
@@ -479,15 +509,14 @@ impl Scenario {
                     })?;
                 ids.push(pid);
             }
+            self.check_samples("output.queues.interval", qc.interval.0, ids.len())?;
             sim.metrics.queue_ports = ids;
             sim.metrics.queue_interval_ps = qc.interval.0;
             sim.metrics.queue_by_flow = qc.by_flow;
             sim.q.push(qc.interval.0, crate::sim::Event::SampleQueues);
         }
         if let Some(rc) = &o.rates {
-            if rc.interval.0 == 0 {
-                return Err(ScenarioError::new("output.rates.interval", "must be > 0"));
-            }
+            check_probe_interval("output.rates.interval", rc.interval.0)?;
             for (i, &f) in rc.flows.iter().enumerate() {
                 if f as usize >= sim.flows.len() {
                     return Err(ScenarioError::new(
@@ -499,6 +528,12 @@ impl Scenario {
                     ));
                 }
             }
+            let per_sample = if rc.flows.is_empty() {
+                sim.flows.len()
+            } else {
+                rc.flows.len()
+            };
+            self.check_samples("output.rates.interval", rc.interval.0, per_sample)?;
             sim.metrics.rate_all_flows = rc.flows.is_empty();
             sim.metrics.rate_flows = rc.flows.clone();
             sim.metrics.rate_interval_ps = rc.interval.0;
@@ -531,7 +566,8 @@ impl Simulation {
         let mtu = self.s.mtu_payload_bytes as u64;
         let wire = size + size.div_ceil(mtu) * self.s.header_bytes as u64;
         let path = self.path(fid, src, dst);
-        self.base_rtt_ps(&path) + tx_time_ps(wire, path.bottleneck_bps)
+        self.base_rtt_ps(&path)
+            .saturating_add(tx_time_ps(wire, path.bottleneck_bps))
     }
 
     /// The egress ports flow `fid` from `src` to `dst` crosses (ECMP choices included).
@@ -582,4 +618,15 @@ impl Simulation {
         }
         (rtt_ps, deepest)
     }
+}
+
+/// Probes sample at most every 10 ns: each sample walks the probed ports or flows.
+fn check_probe_interval(field: &str, interval_ps: u64) -> Result<(), ScenarioError> {
+    if interval_ps < 10_000 {
+        return Err(ScenarioError::new(
+            field,
+            "must be at least 10ns (each sample walks every probed port or flow)",
+        ));
+    }
+    Ok(())
 }

@@ -31,7 +31,9 @@ macro_rules! unit_newtype {
                         $parse(v).map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        if $int_ok && v >= 0 {
+                        if $int_ok && v as u64 > MAX_SIZE_BYTES {
+                            Err(E::custom(format!("{v} is too large: at most {MAX_SIZE_BYTES} bytes")))
+                        } else if $int_ok && v >= 0 {
                             Ok($name(v as u64))
                         } else if v < 0 {
                             Err(E::custom(format!("{v} is negative; it must be >= 0")))

@@ -14,7 +14,9 @@ pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> u64 {
     // 64-bit division when the product fits (any packet); 128-bit only for huge byte counts.
     match bytes.checked_mul(8 * PS_PER_S) {
         Some(num) => num.div_ceil(rate_bps),
-        None => (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128) as u64,
+        None => (bytes as u128 * 8 * PS_PER_S as u128)
+            .div_ceil(rate_bps as u128)
+            .min(u64::MAX as u128) as u64,
     }
 }
 
@@ -31,13 +33,27 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((v, unit.trim()))
 }
 
-fn scaled(v: f64, mult: f64) -> Result<u64, String> {
+/// Largest time any input may give: 10^6 s of simulated time (10^18 ps), so that sums of
+/// times stay far from u64's end.
+pub const MAX_TIME_PS: u64 = 1_000_000_000_000_000_000;
+/// Largest size (1 PB) and rate (1 Pbps) an input may give.
+pub const MAX_SIZE_BYTES: u64 = 1_000_000_000_000_000;
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000_000;
+
+/// `v` x `mult` as a whole number of the base unit (`unit`), at most `max`. A value between
+/// two steps of the base unit is an error, not silently rounded.
+fn scaled(v: f64, mult: f64, max: u64, unit: &str, max_text: &str) -> Result<u64, String> {
     if !v.is_finite() || v < 0.0 {
         return Err("must be a non-negative number".into());
     }
     let x = v * mult;
-    if x > u64::MAX as f64 {
-        return Err("is too large".into());
+    if x > max as f64 {
+        return Err(format!("is too large: at most {max_text}"));
+    }
+    if (x - x.round()).abs() > 1e-9 * x.max(1.0) {
+        return Err(format!(
+            "is not a whole number of {unit}; the smallest step is 1{unit}"
+        ));
     }
     Ok(x.round() as u64)
 }
@@ -63,7 +79,7 @@ pub fn parse_time_ps(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    scaled(v, mult).map_err(|e| format!("`{s}` {e}"))
+    scaled(v, mult, MAX_TIME_PS, "ps", "1000000s").map_err(|e| format!("`{s}` {e}"))
 }
 
 /// Parse a rate such as "100Gbps", "40Mbps", "1Tbps" into bits per second.
@@ -87,7 +103,7 @@ pub fn parse_rate_bps(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    scaled(v, mult).map_err(|e| format!("`{s}` {e}"))
+    scaled(v, mult, MAX_RATE_BPS, "bps", "1000Tbps").map_err(|e| format!("`{s}` {e}"))
 }
 
 /// Parse a size such as "1000B", "512KB" (10^3), "32MiB" (2^20) into bytes.
@@ -108,7 +124,7 @@ pub fn parse_size_bytes(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    scaled(v, mult).map_err(|e| format!("`{s}` {e}"))
+    scaled(v, mult, MAX_SIZE_BYTES, "B", "1000000GB").map_err(|e| format!("`{s}` {e}"))
 }
 
 fn fmt_exact(v: u64, units: &[(&str, u64)]) -> String {

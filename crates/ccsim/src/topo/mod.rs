@@ -116,6 +116,22 @@ fn fat_tree_shape(
     Ok(dims)
 }
 
+/// Most nodes a topology may have. Each node costs routing tables and ports (about 1 KB and
+/// more for switches), and building is not linear in size: past this, refuse up front with the
+/// count instead of running out of memory.
+pub const MAX_NODES: u64 = 1_000_000;
+
+/// Refuse a topology of `nodes` nodes (computed from `field`) before allocating it.
+fn check_size(field: &str, nodes: u64) -> Result<(), ScenarioError> {
+    if nodes > MAX_NODES {
+        return Err(err(
+            field,
+            format!("gives {nodes} nodes; ccsim builds at most {MAX_NODES} (about 1 KB of memory each, more for switches): use a smaller fabric"),
+        ));
+    }
+    Ok(())
+}
+
 impl Topology {
     fn add(&mut self, name: String, layer: Layer) -> u32 {
         let id = self.nodes.len() as u32;
@@ -158,6 +174,7 @@ impl Topology {
                 if *hosts < 2 {
                     return Err(err("topology.hosts", "a star needs at least 2 hosts"));
                 }
+                check_size("topology.hosts", *hosts as u64 + 1)?;
                 let hs: Vec<u32> = (0..*hosts)
                     .map(|i| t.add(format!("h{i}"), Layer::Host))
                     .collect();
@@ -174,6 +191,7 @@ impl Topology {
             } => {
                 pos("topology.left_hosts", *left_hosts)?;
                 pos("topology.right_hosts", *right_hosts)?;
+                check_size("topology", *left_hosts as u64 + *right_hosts as u64 + 2)?;
                 let l: Vec<u32> = (0..*left_hosts)
                     .map(|i| t.add(format!("h{i}"), Layer::Host))
                     .collect();
@@ -200,6 +218,8 @@ impl Topology {
                 pos("topology.leaves", *leaves)?;
                 pos("topology.spines", *spines)?;
                 pos("topology.hosts_per_leaf", *hosts_per_leaf)?;
+                let (l, h) = (*leaves as u64, *hosts_per_leaf as u64);
+                check_size("topology", l * h + l + *spines as u64)?;
                 let n = leaves * hosts_per_leaf;
                 let hs: Vec<u32> = (0..n)
                     .map(|i| t.add(format!("h{i}"), Layer::Host))
@@ -230,9 +250,24 @@ impl Topology {
                 fabric_link,
             } => {
                 let shape = [*pods, *tors_per_pod, *aggs_per_pod, *cores, *hosts_per_tor];
-                t.fat_tree(fat_tree_shape(*k, shape)?, *host_link, *fabric_link)?;
+                let dims = fat_tree_shape(*k, shape)?;
+                let (p, t_, a, c, h) = (
+                    dims.0 as u64,
+                    dims.1 as u64,
+                    dims.2 as u64,
+                    dims.3 as u64,
+                    dims.4 as u64,
+                );
+                let field = if k.is_some() {
+                    "topology.k"
+                } else {
+                    "topology"
+                };
+                check_size(field, p * (t_ * (h + 1) + a) + c)?;
+                t.fat_tree(dims, *host_link, *fabric_link)?;
             }
             TopologyCfg::Chain { bursts, link } => {
+                check_size("topology.bursts", *bursts as u64 + 8)?;
                 let s0 = t.add("S0".into(), Layer::Host);
                 let s1 = t.add("S1".into(), Layer::Host);
                 let r0 = t.add("R0".into(), Layer::Host);
@@ -436,6 +471,7 @@ fn read_hpcc_file(path: &std::path::Path, shown: &str) -> Result<Topology, Scena
     if head.len() != 3 {
         return Err(f(1, "expected `nodes switches links`".into()));
     }
+    check_size(&format!("{shown}: line 1"), head[0])?;
     let (n, ns, nl) = (head[0] as usize, head[1] as usize, head[2] as usize);
     let sw_line = if ns > 0 {
         lines.next().unwrap_or("")

@@ -5,6 +5,7 @@
 
 use crate::scenario::config::{HostSet, WorkloadCfg};
 use crate::scenario::ScenarioError;
+use crate::sim::units::{MAX_SIZE_BYTES, MAX_TIME_PS};
 use crate::sim::{Rng, PS_PER_S};
 
 /// A flow to create: endpoints are host ids; `size_bytes` None = long-lived.
@@ -64,6 +65,11 @@ impl Cdf {
                     "probability {y} > 1; write probabilities in [0, 1], not percent"
                 )));
             }
+            if !(x.is_finite() && x <= MAX_SIZE_BYTES as f64) {
+                return Err(e(format!(
+                    "size {x} must be a finite number of bytes, at most {MAX_SIZE_BYTES}"
+                )));
+            }
             if !(0.0..=1.0 + 1e-9).contains(&y) || x < 0.0 {
                 return Err(e(format!(
                     "({x}, {y}) out of range: sizes must be >= 0 and probabilities in [0, 1]"
@@ -79,6 +85,10 @@ impl Cdf {
         }
         match points.last() {
             None => Err(ScenarioError::new(what, "the CDF has no points")),
+            Some(&(x, _)) if x < 1.0 => Err(ScenarioError::new(
+                what,
+                "every size of the CDF is 0 bytes; flows need at least 1 byte",
+            )),
             Some(&(_, y)) if (y - 1.0).abs() > 1e-6 => Err(ScenarioError::new(
                 what,
                 format!(
@@ -199,6 +209,20 @@ fn load_ok(load: f64, field: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// Most flows one workload may generate (each costs about 1 KB of state during a run).
+pub const MAX_FLOWS: f64 = 10_000_000.0;
+
+/// Refuse a workload expected to generate `expected` flows, before generating them.
+fn check_flow_count(field: &str, expected: f64) -> Result<(), ScenarioError> {
+    if !(expected <= MAX_FLOWS) {
+        return Err(ScenarioError::new(
+            field,
+            format!("would generate about {expected:.3e} flows; ccsim takes at most {MAX_FLOWS:.0e} per workload (about 1 KB each): shorten the arrival window, lower the load or use larger flows"),
+        ));
+    }
+    Ok(())
+}
+
 /// Generate the flows of one `[[workload]]` entry (index `wi`), with host link rates known.
 pub fn generate(
     w: &WorkloadCfg,
@@ -225,6 +249,12 @@ pub fn generate(
             let cdf = Cdf::load(cdf, base_dir, &field("cdf"))?;
             let hs = hosts_of(hosts, nh, &field("hosts"))?;
             let mean = cdf.mean();
+            let window_s = (stop.0 - start.0) as f64 / PS_PER_S as f64;
+            let expected: f64 = hs
+                .iter()
+                .map(|&h| window_s * host_rate_bps[h as usize] as f64 * load / (mean * 8.0))
+                .sum();
+            check_flow_count(&field("load"), expected)?;
             for &src in &hs {
                 let gap_s = mean * 8.0 / (host_rate_bps[src as usize] as f64 * load);
                 let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
@@ -301,6 +331,8 @@ pub fn generate(
                     let cap_bps: f64 = hs.iter().map(|&h| host_rate_bps[h as usize] as f64).sum();
                     let bits = *senders as f64 * size.0 as f64 * 8.0;
                     let gap_s = bits / (cap_bps * l);
+                    let window_s = stop.0.saturating_sub(start.0) as f64 / PS_PER_S as f64;
+                    check_flow_count(&field("load"), window_s / gap_s * *senders as f64)?;
                     let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
                     while t < stop.0 as f64 {
                         one(t as u64, rng, &mut out);
@@ -362,7 +394,8 @@ pub fn read_hpcc_flows(
         .trim()
         .parse()
         .map_err(|_| e(ln, "first line must be the number of flows".into()))?;
-    let mut out = Vec::with_capacity(n);
+    // The header's count is checked against the lines, never trusted for an allocation.
+    let mut out = Vec::new();
     for (ln, l) in lines {
         let p: Vec<&str> = l.split_whitespace().collect();
         if p.len() < 6 {
@@ -395,8 +428,21 @@ pub fn read_hpcc_flows(
         if size == 0 {
             return Err(e(ln, "size must be > 0 bytes".into()));
         }
-        if start.is_nan() || start < 0.0 {
-            return Err(e(ln, "start time must be >= 0 seconds".into()));
+        if !(0.0..=(MAX_TIME_PS / PS_PER_S) as f64).contains(&start) {
+            return Err(e(
+                ln,
+                format!(
+                    "start time `{}` must be between 0 and {} seconds",
+                    p[5],
+                    MAX_TIME_PS / PS_PER_S
+                ),
+            ));
+        }
+        if size > MAX_SIZE_BYTES {
+            return Err(e(
+                ln,
+                format!("size must be at most {MAX_SIZE_BYTES} bytes"),
+            ));
         }
         out.push(FlowSpec {
             src,
