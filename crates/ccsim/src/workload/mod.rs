@@ -214,7 +214,7 @@ pub const MAX_FLOWS: f64 = 10_000_000.0;
 
 /// Refuse a workload expected to generate `expected` flows, before generating them.
 fn check_flow_count(field: &str, expected: f64) -> Result<(), ScenarioError> {
-    if !(expected <= MAX_FLOWS) {
+    if expected.is_nan() || expected > MAX_FLOWS {
         return Err(ScenarioError::new(
             field,
             format!("would generate about {expected:.3e} flows; ccsim takes at most {MAX_FLOWS:.0e} per workload (about 1 KB each): shorten the arrival window, lower the load or use larger flows"),
