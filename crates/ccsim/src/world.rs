@@ -126,6 +126,14 @@ pub struct Simulation {
     pub link_traversals: u64,
     pub fatal: Option<SimError>,
     pub deadlock: crate::net::pfc::DeadlockDetector,
+    pub watchdog: Watchdog,
+}
+
+/// The progress watchdog (`host.stall_after`): bytes delivered at the last check.
+#[derive(Clone, Debug, Default)]
+pub struct Watchdog {
+    pub after_ps: u64,
+    delivered_at_check: u64,
 }
 
 impl Simulation {
@@ -203,6 +211,7 @@ impl Simulation {
             Event::SampleQueues => self.sample_queues(),
             Event::SampleRates => self.sample_rates(),
             Event::DeadlockCheck => self.check_deadlock(),
+            Event::ProgressCheck => self.check_progress(),
         }
     }
 
@@ -308,11 +317,37 @@ impl Simulation {
         }
     }
 
-    /// Nothing is left to happen but flows are open: a stall, reported with the flows' state.
-    fn stalled(&self) -> Option<SimError> {
-        if self.flows_open == 0 || self.stop_ps != u64::MAX {
-            return None;
+    /// Every `host.stall_after`: if started flows are open but no byte was delivered since the
+    /// last check, and no PFC deadlock explains it, end the run with a stall naming them.
+    fn check_progress(&mut self) {
+        if self.flows_open == 0 {
+            return;
         }
+        let delivered = self.metrics.delivered_bytes;
+        let started_open = self
+            .flows
+            .iter()
+            .any(|f| !f.finished && f.start_ps < self.now_ps);
+        if delivered == self.watchdog.delivered_at_check
+            && started_open
+            && self.deadlock.found.is_empty()
+        {
+            self.fatal = Some(SimError(format!(
+                "stall at {:.3} us: no byte delivered for {:.3} us with {} flow(s) unfinished; {} (a transport bug: please report it with this scenario)",
+                self.now_ps as f64 / 1e6,
+                self.watchdog.after_ps as f64 / 1e6,
+                self.flows_open,
+                self.open_flows()
+            )));
+            return;
+        }
+        self.watchdog.delivered_at_check = delivered;
+        self.q
+            .push(self.now_ps + self.watchdog.after_ps, Event::ProgressCheck);
+    }
+
+    /// The first few unfinished flows and their transport state.
+    fn open_flows(&self) -> String {
         let open: Vec<String> = self
             .flows
             .iter()
@@ -326,6 +361,14 @@ impl Simulation {
                 )
             })
             .collect();
+        open.join("; ")
+    }
+
+    /// Nothing is left to happen but flows are open: a stall, reported with the flows' state.
+    fn stalled(&self) -> Option<SimError> {
+        if self.flows_open == 0 || self.stop_ps != u64::MAX {
+            return None;
+        }
         let deadlock = match self.deadlock.found.first() {
             Some(d) => format!(
                 "; PFC deadlock formed at {:.3} us: {}",
@@ -342,7 +385,7 @@ impl Simulation {
             "stall at {:.3} us: nothing left to happen but {} flow(s) unfinished; {}{deadlock}",
             self.now_ps as f64 / 1e6,
             self.flows_open,
-            open.join("; ")
+            self.open_flows()
         )))
     }
 }

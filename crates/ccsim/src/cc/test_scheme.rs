@@ -348,6 +348,28 @@ mod tests {
     }
 
     #[test]
+    fn the_watchdog_reports_a_stall_that_probes_keep_alive() {
+        // The same stall, but a queue probe keeps the event queue busy forever: the progress
+        // watchdog ends the run after host.stall_after with no byte delivered.
+        let text = format!(
+            "{SCEN}[cc.params]\ninitial_credit = 0\n[output]\nqueues = {{ interval = \"10us\", ports = [\"all\"] }}\n"
+        );
+        let ov = ["host.stall_after=\"2ms\"".to_string()];
+        let sc = Scenario::load(&text, std::path::Path::new("."), None, &ov).unwrap();
+        let mut sim = sc.build().unwrap();
+        let e = sim.run().unwrap_err().to_string();
+        assert!(
+            e.contains("no byte delivered for 2000.000 us") && e.contains("flow 0 (0 -> 1)"),
+            "{e}"
+        );
+        assert!(
+            sim.now_ps <= 4 * crate::sim::PS_PER_MS,
+            "ended at {} ps",
+            sim.now_ps
+        );
+    }
+
+    #[test]
     fn a_lossy_switch_trims_instead_of_dropping_and_every_byte_arrives_once() {
         // Two senders with ample credit into one port whose queue holds 4 packets: packets
         // that find it full lose their payload, the receiver NACKs them, and go-back-N resends.

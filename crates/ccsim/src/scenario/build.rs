@@ -103,9 +103,15 @@ impl Scenario {
             link_traversals: 0,
             fatal: None,
             deadlock,
+            watchdog: Default::default(),
         };
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
         self.setup_probes(&mut sim)?;
+        sim.watchdog.after_ps = c.host.stall_after.0;
+        if sim.watchdog.after_ps > 0 && !sim.flows.is_empty() {
+            sim.q
+                .push(sim.watchdog.after_ps, crate::sim::Event::ProgressCheck);
+        }
         sim.schedule_flows();
         Ok(sim)
     }

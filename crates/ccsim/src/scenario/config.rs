@@ -298,6 +298,9 @@ pub struct HostCfg {
     /// Loss recovery on a lossy fabric; resolved to go-back-N when PFC is off and unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery: Option<Recovery>,
+    /// A run in which started flows are open but no byte is delivered for this long ends with
+    /// a stall error naming them, unless a PFC deadlock explains it (100 ms; 0 = off).
+    pub stall_after: Time,
 }
 
 impl Default for HostCfg {
@@ -311,6 +314,7 @@ impl Default for HostCfg {
             window: None,
             ack_priority: None,
             recovery: None,
+            stall_after: Time(100 * crate::sim::PS_PER_MS),
         }
     }
 }

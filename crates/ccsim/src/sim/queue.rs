@@ -30,6 +30,8 @@ pub enum Event {
     Rto { flow: u32, epoch: u32 },
     /// Scan for cycles of switch ports paused for the deadlock detection time.
     DeadlockCheck,
+    /// The progress watchdog: has any byte been delivered since the last check?
+    ProgressCheck,
     /// Take the periodic queue / utilization samples.
     SampleQueues,
     /// Take the periodic per-flow rate samples.
