@@ -223,11 +223,22 @@ def load(results_dir: str | os.PathLike[str]) -> RunResult | SweepResult:
     >>> r = ccsim.load("results/incast-16to1")  # doctest: +SKIP
     >>> r.summary["perf"]["events_per_s"]  # doctest: +SKIP
     """
+
+    d = Path(results_dir)
+    try:
+        return _load(d)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise ScenarioError(
+            f"{d}: not a readable ccsim results directory ({type(e).__name__}: {e}); "
+            "run the scenario or sweep again to rewrite it"
+        ) from None
+
+
+def _load(d: Path) -> RunResult | SweepResult:
     import pandas as pd
 
     from ccsim import sweeps
 
-    d = Path(results_dir)
     if (d / sweeps.SWEEP_JSON).is_file():
         return sweeps.load_sweep(d)
     if not (d / "summary.json").is_file():
@@ -237,13 +248,16 @@ def load(results_dir: str | os.PathLike[str]) -> RunResult | SweepResult:
             "`ccsim run`, `ccsim sweep` or `ccsim reproduce`",
             str(d),
         )
-    summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    summary = json.loads(read_text(d / "summary.json"))
     config_path = d / "config.toml"
     config = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
     tables = {
         name: pd.read_csv(d / f"{name}.csv") if (d / f"{name}.csv").exists() else pd.DataFrame()
         for name in TABLES
     }
+    missing = [f"{t}_ps" for t in _FLOW_TIMES if f"{t}_ps" not in tables["flows"]]
+    if len(tables["flows"]) and missing:
+        raise ValueError(f"flows.csv lacks the columns {', '.join(missing)}")
     return _result(tables, summary, config, d)
 
 
@@ -305,7 +319,17 @@ def _scenario_text(scenario: Scenario) -> tuple[str, str]:
     if isinstance(scenario, Mapping):
         return to_toml(scenario), os.getcwd()
     path = Path(scenario)
-    return path.read_text(encoding="utf-8"), str(path.resolve().parent)
+    return read_text(path), str(path.resolve().parent)
+
+
+def read_text(path: Path) -> str:
+    """A text file's contents; a file that is not UTF-8 text is a ScenarioError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(
+            f"{path}: not a text file (not UTF-8); give a TOML scenario, sweep or results file"
+        ) from None
 
 
 def _override_list(overrides: Overrides) -> list[str]:
@@ -345,7 +369,7 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; a syntax error is a ScenarioError naming the file."""
-    return read_toml_text(path.read_text(encoding="utf-8"), str(path))
+    return read_toml_text(read_text(path), str(path))
 
 
 def read_toml_text(text: str, source: str) -> dict[str, Any]:

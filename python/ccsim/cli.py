@@ -63,6 +63,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{type(e).__name__}: {e} {DEBUG_HINT}", EXIT_BUG)
 
 
+def _seed(text: str) -> int:
+    """A seed: an integer in [0, 2^63) (a TOML integer, which is signed 64-bit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{text} is out of range; a seed is in [0, 2^63)")
+    return value
+
+
 # --- commands ------------------------------------------------------------------------------------
 
 
@@ -397,7 +408,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def scenario_args(q: argparse.ArgumentParser) -> None:
         q.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-        q.add_argument("--seed", type=int, help="replace the scenario's seed")
+        q.add_argument("--seed", type=_seed, help="replace the scenario's seed")
         q.add_argument(
             "--set",
             action="append",

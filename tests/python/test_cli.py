@@ -97,6 +97,41 @@ def test_bad_flag_is_one_line(tmp_path: Path) -> None:
     assert_one_line_error(proc, 2)
 
 
+@pytest.mark.parametrize("seed", ["-1", "9223372036854775808", "x"])
+def test_bad_seeds_name_the_flag(seed: str, scenario_file: Path, tmp_path: Path) -> None:
+    proc = ccsim_cli("validate", str(scenario_file), "--seed", seed, cwd=tmp_path)
+    assert_one_line_error(proc, 2, "--seed")
+
+
+def test_binary_garbage_names_the_file(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.toml"
+    garbage.write_bytes(bytes(range(256)) * 4)
+    for command in ("run", "validate", "sweep"):
+        proc = ccsim_cli(command, str(garbage), cwd=tmp_path)
+        assert_one_line_error(proc, 2, "garbage.toml: not a text file")
+
+
+@pytest.mark.parametrize(
+    "files, needle",
+    [
+        ({"summary.json": "{"}, "JSONDecodeError"),
+        ({"sweep.json": "{}"}, "KeyError"),
+        ({"summary.json": "{}", "flows.csv": "id,src\n0,1\n"}, "flows.csv lacks the columns"),
+    ],
+)
+def test_corrupt_results_name_the_directory(
+    files: dict[str, str], needle: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "res"
+    out.mkdir()
+    for name, text in files.items():
+        (out / name).write_text(text)
+    for command in ("plot", "report"):
+        proc = ccsim_cli(command, str(out), cwd=tmp_path)
+        assert_one_line_error(proc, 2, "not a readable ccsim results directory")
+        assert needle in proc.stderr
+
+
 def test_unexpected_exception_exits_1_with_debug_hint(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scenario_file: Path
 ) -> None:
