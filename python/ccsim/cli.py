@@ -140,7 +140,11 @@ def _run_sweep(
     """Run ``sweep`` with the ``--set``, ``--out`` and backend flags of ``args`` and a progress
     line; return the sweep as run, its results directory and its runs table."""
     extra = api.parse_overrides(args.set)
-    sweep = dataclasses.replace(sweep, overrides={**sweep.overrides, **extra})
+    sweep = dataclasses.replace(
+        sweep,
+        overrides={**sweep.overrides, **extra},
+        max_runs=getattr(args, "max_runs", None) or sweep.max_runs,
+    )
     out = Path(args.out) if args.out is not None else Path("results") / _dir_name(sweep.name)
     bar = None
     if not args.quiet and sys.stderr.isatty():
@@ -465,6 +469,12 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
     q.add_argument(
         "--quiet", "-q", action="store_true", help="no progress or table; print only the directory"
+    )
+    q.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help=f"allow a grid of up to N runs (default {sweeps.MAX_RUNS})",
     )
     q.set_defaults(func=_cmd_sweep)
 

@@ -111,6 +111,21 @@ def test_cases_run_the_grid_each_with_their_overrides_first() -> None:
     assert len({r.run_id for r in runs}) == 4
 
 
+def test_a_grid_that_explodes_is_refused_before_expanding(tmp_path: Path) -> None:
+    grid = {"seed": list(range(1000)), "workload.0.load": [i / 1000 for i in range(1, 1001)]}
+    with pytest.raises(ccsim.ScenarioError, match="expands to 1000000 runs, more than 10000"):
+        sweeps.Sweep("big", SWEEP_BASE, grid).runs()
+    seeds = {"seed": list(range(20_000))}
+    assert len(sweeps.Sweep("ok", SWEEP_BASE, seeds, max_runs=20_000).runs()) == 20_000
+    sweep_file = tmp_path / "big.toml"
+    sweep_file.write_text(
+        f'base = "{REPO / "scenarios" / "flagship.toml"}"\n[grid]\nseed = {list(range(200))}\n'
+        f'"workload.0.load" = {[i / 100 for i in range(1, 100)]}\n'
+    )
+    proc = ccsim_cli("sweep", str(sweep_file), cwd=tmp_path)
+    assert proc.returncode == 2 and "more than 10000" in proc.stderr and "--max-runs" in proc.stderr
+
+
 @pytest.mark.parametrize(
     "cases, needle",
     [({"a": 1}, "cases: expected named tables"), ({"a": {}}, "cases: expected named tables")],

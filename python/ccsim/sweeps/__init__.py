@@ -30,6 +30,7 @@ from ccsim.sweeps.ray import _run_ray
 from ccsim.sweeps.result import SweepResult, _concat, load_runs, load_sweep, short_names
 from ccsim.sweeps.spec import (
     CASE,
+    MAX_RUNS,
     SWEEP_FILE_KEYS,
     RunSpec,
     Sweep,
@@ -59,6 +60,7 @@ from ccsim.sweeps.store import (
 __all__ = [
     "BACKENDS",
     "CASE",
+    "MAX_RUNS",
     "MAX_WORKER_DEATHS",
     "RUNS_DIR",
     "STATUS_FAILED",

@@ -24,6 +24,8 @@ SWEEP_FILE_KEYS = ("name", "base", "set", "cases", "grid")
 
 #: The run parameter that names a run's case (see :class:`Sweep`).
 CASE = "case"
+#: Most runs a sweep expands to unless told otherwise (``max_runs``, ``--max-runs``).
+MAX_RUNS = 10_000
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Sweep:
     overrides: dict[str, Any] = field(default_factory=dict)
     source: str = "sweep"
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    max_runs: int = MAX_RUNS
 
     def __post_init__(self) -> None:
         if not isinstance(self.overrides, Mapping):
@@ -137,6 +140,12 @@ class Sweep:
         """Each case (if any) times the grid's cartesian product in key order, each with its
         id (which hashes the case's overrides too, so editing a case re-runs it)."""
         keys = list(self.grid)
+        n = max(1, len(self.cases)) * math.prod(len(v) for v in self.grid.values())
+        if n > self.max_runs:
+            raise ScenarioError(
+                f"{self.source}: the grid expands to {n} runs, more than {self.max_runs}; "
+                "narrow it, or allow more with --max-runs N (max_runs=N in Python)"
+            )
         out = []
         for case in self.cases or [None]:
             for values in itertools.product(*(self.grid[k] for k in keys)):
