@@ -66,6 +66,7 @@ def test_run_directory_is_deterministic_and_rerunnable(tmp_path: Path) -> None:
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
     assert names == [
         "config.toml",
+        "flow_queues.csv",
         "flows.csv",
         "pfc_events.csv",
         "pfc_ports.csv",
