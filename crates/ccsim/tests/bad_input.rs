@@ -287,6 +287,10 @@ fn flow_files_with_impossible_times_or_counts_are_rejected() {
             "1000000000000\n0 2 3 100 1000 0\n",
             "declares 1000000000000 flows but lists 1",
         ),
+        (
+            "1\n0 2 9 100 1000 0\n",
+            "priority `9` is not a PFC class (0-7)",
+        ),
     ] {
         std::fs::write(dir.join("f.txt"), body).unwrap();
         let toml = format!(
@@ -368,4 +372,22 @@ fn an_hpcc_topology_header_is_not_trusted() {
         .unwrap_err()
         .to_string();
     assert_mentions(&msg, &["t.txt: line 1", "100000000 nodes", "at most"]);
+    // A link error rate ccsim would ignore is refused, naming the line.
+    std::fs::write(
+        dir.join("t.txt"),
+        "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0.5\n",
+    )
+    .unwrap();
+    let msg = ccsim::Scenario::load(&toml, &dir, None, &[])
+        .and_then(|s| s.build().map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert_mentions(
+        &msg,
+        &["t.txt: line 4", "error_rate `0.5`", "random link errors"],
+    );
+    assert_mentions(
+        &error_of(BASE, &["fabric.pfc={mode = \"dynamic\", alpha = 1e9}"]),
+        &["fabric.pfc.alpha", "(0, 64]"],
+    );
 }

@@ -199,8 +199,11 @@ impl Scenario {
         if h.ack_every_packets == 0 {
             return Err(ScenarioError::new("host.ack_every_packets", "must be >= 1"));
         }
-        if !(f.pfc.alpha > 0.0 && f.pfc.alpha.is_finite()) {
-            return Err(ScenarioError::new("fabric.pfc.alpha", "must be > 0"));
+        if !(f.pfc.alpha > 0.0 && f.pfc.alpha <= 64.0) {
+            return Err(ScenarioError::new(
+                "fabric.pfc.alpha",
+                format!("{} is out of range: the dynamic threshold factor is in (0, 64] (1/8 in the HPCC simulator)", f.pfc.alpha),
+            ));
         }
         let drop = f.loss.as_ref().map(|l| DropPolicy {
             mode: l.mode,

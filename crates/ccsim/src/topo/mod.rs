@@ -509,6 +509,12 @@ fn read_hpcc_file(path: &std::path::Path, shown: &str) -> Result<Topology, Scena
         }
         let rate = crate::sim::parse_rate_bps(p[2]).map_err(|e| f(ln, e))?;
         let delay = crate::sim::parse_time_ps(p[3]).map_err(|e| f(ln, e))?;
+        match p.get(4).map(|x| x.parse::<f64>()) {
+            None | Some(Ok(0.0)) => {}
+            Some(_) => {
+                return Err(f(ln, format!("error_rate `{}`: ccsim does not model random link errors; set it to 0 (use a lossy fabric for drops)", p[4])));
+            }
+        }
         links.push((a, b, rate, delay));
     }
     // Layers: distance (in switch hops) from the nearest host.

@@ -410,6 +410,15 @@ pub fn read_hpcc_flows(
         let dst: u32 = p[1]
             .parse()
             .map_err(|_| e(ln, format!("bad dst `{}`", p[1])))?;
+        match p[2].parse::<u8>() {
+            Ok(prio) if (prio as usize) < crate::net::NUM_PRIO => {}
+            _ => {
+                return Err(e(
+                    ln,
+                    format!("priority `{}` is not a PFC class (0-7)", p[2]),
+                ))
+            }
+        }
         let size: u64 = p[4]
             .parse()
             .map_err(|_| e(ln, format!("bad size `{}`", p[4])))?;
