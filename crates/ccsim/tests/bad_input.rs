@@ -344,6 +344,15 @@ fn sizes_that_would_exhaust_memory_are_refused_up_front() {
 }
 
 #[test]
+fn a_host_set_with_a_repeated_host_is_named() {
+    let w = "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstop = \"1ms\"\nhosts = [0, 0]\n";
+    assert_mentions(
+        &error_of(&format!("{BASE}{w}"), &[]),
+        &["workload[0].hosts", "lists a host twice"],
+    );
+}
+
+#[test]
 fn cdfs_without_a_usable_size_are_named() {
     for (body, needle) in [
         ("0 0\n0 1\n", "every size of the CDF is 0 bytes"),

@@ -191,8 +191,17 @@ fn hosts_of(set: &HostSet, n_hosts: u32, field: &str) -> Result<Vec<u32>, Scenar
                     ));
                 }
             }
+            let mut distinct = v.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            if distinct.len() != v.len() {
+                return Err(ScenarioError::new(
+                    field,
+                    "lists a host twice; list each host once",
+                ));
+            }
             if v.len() < 2 {
-                return Err(ScenarioError::new(field, "needs at least 2 hosts"));
+                return Err(ScenarioError::new(field, "needs at least 2 distinct hosts"));
             }
             Ok(v.clone())
         }
