@@ -447,6 +447,10 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, numbers.Integral):
+        if not -(2**63) <= int(v) < 2**63:
+            raise ScenarioError(
+                f"{v} does not fit a TOML integer (signed 64-bit); use a smaller value"
+            )
         return str(int(v))
     if isinstance(v, numbers.Real):
         f = float(v)
@@ -472,7 +476,10 @@ def _write_table(lines: list[str], path: list[str], table: Mapping[str, Any]) ->
     # Plain keys must precede sub-tables, or they would land in the last sub-table.
     for key, value in table.items():
         if not isinstance(value, Mapping) and not _is_table_array(value):
-            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+            try:
+                lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+            except ScenarioError as e:
+                raise ScenarioError(f"{'.'.join([*path, str(key)])}: {e}") from None
     for key, value in table.items():
         sub = [*path, _toml_key(key)]
         if isinstance(value, Mapping):

@@ -179,3 +179,9 @@ def test_docstring_examples_hold(module: str) -> None:
 
     failures, _ = doctest.testmod(importlib.import_module(module))
     assert failures == 0
+
+
+def test_an_integer_toml_cannot_hold_names_its_key() -> None:
+    scenario = {"topology": {"kind": "star", "hosts": 2**70, "link": {"rate": "100Gbps"}}}
+    with pytest.raises(ccsim.ScenarioError, match=r"topology.hosts: 1180591620717411303424 does"):
+        ccsim.validate(scenario)
