@@ -185,3 +185,31 @@ def test_an_integer_toml_cannot_hold_names_its_key() -> None:
     scenario = {"topology": {"kind": "star", "hosts": 2**70, "link": {"rate": "100Gbps"}}}
     with pytest.raises(ccsim.ScenarioError, match=r"topology.hosts: 1180591620717411303424 does"):
         ccsim.validate(scenario)
+
+
+EXAMPLES = sorted(
+    p
+    for p in (Path(__file__).resolve().parents[2] / "scenarios").rglob("*.toml")
+    if p.parent.name != "topologies"
+)
+
+
+@pytest.mark.parametrize("scenario", EXAMPLES, ids=lambda p: p.stem)
+def test_config_toml_repeats_the_run_from_any_directory(scenario: Path, tmp_path: Path) -> None:
+    """A run directory's config.toml names its input files by absolute path, so re-running it
+    from elsewhere gives byte-identical tables and summary (200 us of each example)."""
+    first = cli("run", str(scenario), "--set", 'duration="200us"', "--out", "a", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    elsewhere = tmp_path / "x" / "y"
+    elsewhere.mkdir(parents=True)
+    again = cli("run", "../../a/config.toml", "--out", "../../b", cwd=elsewhere)
+    assert again.returncode == 0, again.stderr
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+    for f in a.iterdir():
+        if f.name == "summary.json":
+            one, two = (json.loads(d.joinpath(f.name).read_text()) for d in (a, b))
+            one.pop("perf"), two.pop("perf")
+            assert one == two
+        else:
+            assert f.read_bytes() == (b / f.name).read_bytes(), f.name

@@ -6,7 +6,7 @@ pub mod build;
 pub mod config;
 pub mod units;
 
-use config::ScenarioCfg;
+use config::{ScenarioCfg, TopologyCfg, WorkloadCfg};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -255,6 +255,30 @@ pub struct Scenario {
     pub base_dir: std::path::PathBuf,
 }
 
+/// Input files (topology, flow files, CDF files) named by absolute paths in the resolved
+/// config, so that `config.toml` re-runs from any directory. A path that names no file is
+/// left as written: building reports it.
+fn absolute_paths(cfg: &mut ScenarioCfg, base_dir: &std::path::Path) {
+    let fix = |p: &mut String| {
+        if let Ok(abs) = base_dir.join(&*p).canonicalize() {
+            if abs.is_file() {
+                *p = abs.to_string_lossy().into_owned();
+            }
+        }
+    };
+    match &mut cfg.topology {
+        TopologyCfg::File { path } | TopologyCfg::Hpcc { path } => fix(path),
+        _ => {}
+    }
+    for w in &mut cfg.workload {
+        match w {
+            WorkloadCfg::FlowFile { path } => fix(path),
+            WorkloadCfg::Poisson { cdf, .. } if !crate::workload::is_builtin_cdf(cdf) => fix(cdf),
+            _ => {}
+        }
+    }
+}
+
 impl Scenario {
     /// Parse, override, validate and resolve a scenario.
     pub fn load(
@@ -292,6 +316,7 @@ impl Scenario {
             ecn.ref_rate.get_or_insert(units::Rate(d.ref_rate_bps));
         }
         resolve_fabric_mode(&mut cfg, info)?;
+        absolute_paths(&mut cfg, base_dir);
         let data_priority = cfg.fabric.data_priority;
         cfg.host
             .ack_priority

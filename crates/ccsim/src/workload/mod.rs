@@ -40,6 +40,11 @@ pub struct Cdf {
     pub points: Vec<(f64, f64)>,
 }
 
+/// Whether `name` is one of the built-in CDFs (not a file path).
+pub fn is_builtin_cdf(name: &str) -> bool {
+    BUILTIN_CDFS.iter().any(|(n, _)| *n == name)
+}
+
 impl Cdf {
     /// Parse `size cumulative_probability` lines (`#` comments). `what` names the source in errors.
     pub fn parse(text: &str, what: &str) -> Result<Cdf, ScenarioError> {
