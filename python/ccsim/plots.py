@@ -299,10 +299,13 @@ def render_all(
     skipped: dict[str, str] = {}
     for kind in kinds or list(KINDS):
         try:
-            for name, part in _cases(res, kind):
-                figures[name] = render(part, kind)
-                if name != kind:
-                    figures[name].suptitle(name.split("-", 1)[1])
+            for case, part in _cases(res):
+                fig = render(part, kind)
+                if case is None:
+                    figures[kind] = fig
+                else:
+                    fig.suptitle(case)
+                    figures[f"{kind}-{case}"] = fig
         except NoData as e:
             if kinds:
                 raise
@@ -315,11 +318,12 @@ def kind_of(name: str) -> str:
     return name.split("-", 1)[0]
 
 
-def _cases(res: SweepResult, kind: str) -> list[tuple[str, SweepResult]]:
+def _cases(res: SweepResult) -> list[tuple[str | None, SweepResult]]:
+    """The results per case (in run order), or all of them as one when there are no cases."""
     if CASE not in res.params:
-        return [(kind, res)]
+        return [(None, res)]
     cases = _ok_runs(res)[CASE].drop_duplicates().tolist()
-    return [(f"{kind}-{c}", res.where({CASE: c})) for c in cases]
+    return [(c, res.where({CASE: c})) for c in cases]
 
 
 def save(fig: Figure, stem: Path) -> list[Path]:

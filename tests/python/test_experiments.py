@@ -87,6 +87,11 @@ def test_acc_entries_measure_every_claim(tmp_path: Path, name: str) -> None:
     assert set(status.values()) <= {ex.HOLDS, ex.FAILS}, proc.stdout + proc.stderr
     assert all(c["measured"] for c in saved["claims"])
     assert proc.returncode == (0 if set(status.values()) == {ex.HOLDS} else 3)
+    # One figure per plot kind, and per case when the entry has cases (a panel per workload).
+    cases = ex.load_experiment(name, CATALOG).sweep("quick").cases
+    plots = ex.load_experiment(name, CATALOG).plots
+    pngs = {p.name for p in (tmp_path / "results" / f"{name}-quick" / "plots").glob("*.png")}
+    assert pngs == {f"{k}-{c}.png" if c else f"{k}.png" for k in plots for c in cases or [""]}
     must = MUST_HOLD.get(name, [])
     for text in status if must == "all" else must:
         assert status[text] == ex.HOLDS, f"{text}: {proc.stdout}"

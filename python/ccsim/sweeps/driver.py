@@ -40,6 +40,7 @@ def sweep(
     grid: Mapping[str, Sequence[Any]] | None = None,
     *,
     overrides: Mapping[str, Any] | None = None,
+    cases: Mapping[str, Mapping[str, Any]] | None = None,
     name: str | None = None,
     out: str | os.PathLike[str] | None = None,
     backend: str = "local",
@@ -58,6 +59,9 @@ def sweep(
         the runs are the cartesian product.
     overrides : dict, optional
         Applied to every run, before the grid's values.
+    cases : dict of name -> dict, optional
+        Named bundles of overrides that go together; every case runs the whole grid, and the
+        runs get a ``case`` parameter (see :class:`Sweep`).
     name : str, optional
         The sweep's name (default: the base scenario's name); results go to ``results/<name>``.
     out : str or Path, optional
@@ -82,7 +86,14 @@ def sweep(
     """
     if name is None:
         name = api.scenario_name(api.validate(base, overrides=overrides)) or "sweep"
-    spec = Sweep(name, base, dict(grid or {}), dict(overrides or {}), source="ccsim.sweep")
+    spec = Sweep(
+        name,
+        base,
+        dict(grid or {}),
+        dict(overrides or {}),
+        source="ccsim.sweep",
+        cases={k: dict(v) for k, v in (cases or {}).items()},
+    )
     bar = None
     if progress:
         from ccsim.progress import SweepProgress
