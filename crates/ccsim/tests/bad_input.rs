@@ -244,6 +244,10 @@ fn values_between_unit_steps_or_beyond_the_limits_are_rejected() {
         &["flows", "too large"],
     );
     assert_mentions(
+        &error_of(BASE, &["flows=[{src = 0, dst = 2, size = -5}]"]),
+        &["flows", "negative"],
+    );
+    assert_mentions(
         &error_of(
             BASE,
             &["flows=[{src = 0, dst = 2, size = 100, start = \"18446744.07370955s\"}]"],

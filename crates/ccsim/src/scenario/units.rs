@@ -31,7 +31,7 @@ macro_rules! unit_newtype {
                         $parse(v).map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        if $int_ok && v as u64 > MAX_SIZE_BYTES {
+                        if $int_ok && v > MAX_SIZE_BYTES as i64 {
                             Err(E::custom(format!("{v} is too large: at most {MAX_SIZE_BYTES} bytes")))
                         } else if $int_ok && v >= 0 {
                             Ok($name(v as u64))
