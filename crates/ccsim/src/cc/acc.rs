@@ -472,22 +472,23 @@ mod tests {
             hdr: SchemeHdr::default(),
             int: &[],
         };
-        // The first ACK has no inter-arrival time: 1 KB / T, however long the flow waited.
-        s.on_ack(&p, &mut f.tx(5 * PS_PER_US), &a);
+        // The first ACK has no inter-arrival time: 1 KB / T, however long (50 us) the flow
+        // waited for it.
+        s.on_ack(&p, &mut f.tx(50 * PS_PER_US), &a);
         let r = s.ack_rate_bps(1000);
         assert!((r - 8e3 / 10e-6).abs() < 1.0, "{r}");
         s.acks = 0;
-        s.on_ack(&p, &mut f.tx(35 * PS_PER_US), &a);
+        s.on_ack(&p, &mut f.tx(80 * PS_PER_US), &a);
         let r = s.ack_rate_bps(1000);
         assert!((r - 8e3 / 30e-6).abs() < 1.0, "{r}");
-        // A gap spanning a halt the sender sat out (ended at 100 us) is not the pipe's: T again.
+        // A gap spanning a halt the sender sat out (ended at 150 us) is not the pipe's: T again.
         s.halts.push(Halt {
-            start_ps: 40 * PS_PER_US,
-            end_ps: 100 * PS_PER_US,
+            start_ps: 90 * PS_PER_US,
+            end_ps: 150 * PS_PER_US,
             rate_bps: 1e9,
         });
         s.acks = 0;
-        s.on_ack(&p, &mut f.tx(120 * PS_PER_US), &a);
+        s.on_ack(&p, &mut f.tx(170 * PS_PER_US), &a);
         let r = s.ack_rate_bps(1000);
         assert!((r - 8e3 / 10e-6).abs() < 1.0, "{r}");
     }
