@@ -13,7 +13,7 @@ See :func:`run`, :func:`sweep`, :func:`validate`, :func:`load`, :func:`catalog`,
 from __future__ import annotations
 
 from ccsim._core import ScenarioError, SimulationError
-from ccsim.api import RunResult, catalog, load, run, to_toml, validate
+from ccsim.api import RunResult, ScenarioWarning, catalog, load, run, to_toml, validate
 from ccsim.sweeps import SweepResult, sweep
 
 try:
@@ -26,6 +26,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "RunResult",
     "ScenarioError",
+    "ScenarioWarning",
     "SimulationError",
     "SweepResult",
     "catalog",

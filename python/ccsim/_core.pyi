@@ -56,8 +56,10 @@ def run(
     Raises ScenarioError on bad input or an unwritable ``out_dir``.
     """
 
-def validate(scenario: str, base_dir: str, seed: int | None, overrides: list[str]) -> str:
-    """The fully resolved scenario as TOML; raises ScenarioError."""
+def validate(
+    scenario: str, base_dir: str, seed: int | None, overrides: list[str]
+) -> tuple[str, list[str]]:
+    """The fully resolved scenario as TOML, and its warnings; raises ScenarioError."""
 
 def catalog() -> Catalog:
     """Schemes (description, paper, parameter defaults), topologies and workloads."""

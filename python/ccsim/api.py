@@ -13,6 +13,7 @@ import numbers
 import os
 import re
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,6 +147,7 @@ def run(
     finally:
         if bar is not None:
             bar.close()
+    _warn(summary.get("warnings", []))
     return _result(tables, summary, config, None if out is None else Path(out))
 
 
@@ -192,7 +194,18 @@ def validate(scenario: Scenario, *, seed: int | None = None, overrides: Override
     ScenarioError: cc.scheme: unknown scheme `x`; use one of: none, dcqcn, dcqcn_paper
     """
     text, base_dir = _scenario_text(scenario)
-    return _core.validate(text, base_dir, seed, _override_list(overrides))
+    resolved, notes = _core.validate(text, base_dir, seed, _override_list(overrides))
+    _warn(notes)
+    return resolved
+
+
+class ScenarioWarning(UserWarning):
+    """A default the scenario relies on that its author may not expect (names the field)."""
+
+
+def _warn(notes: Sequence[str]) -> None:
+    for note in notes:
+        warnings.warn(note, ScenarioWarning, stacklevel=3)
 
 
 def catalog() -> dict[str, Any]:

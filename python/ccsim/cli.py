@@ -19,7 +19,8 @@ import shutil
 import sys
 import tempfile
 import textwrap
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -41,7 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ccsim`` command; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", api.ScenarioWarning)
+            warnings.showwarning = _warning_printer()
+            return args.func(args)
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED)
     except ScenarioError as e:
@@ -61,6 +65,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("CCSIM_DEBUG"):
             raise
         return _fail(f"{type(e).__name__}: {e} {DEBUG_HINT}", EXIT_BUG)
+
+
+def _warning_printer() -> Callable[..., None]:
+    """Print each distinct scenario warning once, as `warning: <field>: ...` on stderr."""
+    seen: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+        text = str(message)
+        if issubclass(category, api.ScenarioWarning) and text in seen:
+            return
+        seen.add(text)
+        print(f"warning: {text}", file=sys.stderr)
+
+    return show
 
 
 def _seed(text: str) -> int:
@@ -86,9 +104,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         out = Path("results") / _dir_name(api.scenario_name(resolved) or path.stem)
     _check_writable(out)
+    summary = out / "summary.json"
+    summary.unlink(missing_ok=True)  # so an interrupted run cannot pass off an old one
     bar = ProgressLine(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
         result = api.run(path, seed=args.seed, overrides=args.set, out=out, progress=bar)
+    except KeyboardInterrupt:
+        if not summary.is_file():
+            raise
+        # The engine writes what it measured, marked partial, before it gives up.
+        if json.loads(summary.read_text()).get("partial"):
+            what = "what was measured until then is in"
+        else:
+            what = "the run had finished: its complete output is in"
+        return _fail(f"interrupted; {what} {out}", EXIT_INTERRUPTED)
     finally:
         if bar is not None:
             bar.close()

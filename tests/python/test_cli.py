@@ -8,15 +8,18 @@ process, in a temporary working directory.
 from __future__ import annotations
 
 import io
+import json
 import math
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import ccsim
 import pytest
 from ccsim import api, cli
 from ccsim.progress import ProgressLine, format_duration, format_progress, format_time_ps
-from helpers import ccsim_cli
+from helpers import ccsim_cli, cli_command, cli_env
 
 # The scenario schema belongs to the engine: if it changes, fix the literals here only.
 SCENARIO = {
@@ -155,6 +158,72 @@ def test_interrupt_exits_130(
     monkeypatch.setattr(api, "validate", interrupted)
     assert cli.main(["validate", str(scenario_file)]) == 130
     assert capsys.readouterr().err.strip() == "ccsim: error: interrupted"
+
+
+def test_a_cancelled_run_writes_what_it_measured_marked_partial(tmp_path: Path) -> None:
+    # A long run (100 MB over a 100G star), cancelled by the progress callback after its first
+    # chunk of events: the output directory holds the tables so far, and summary.json says so.
+    long_run = {**SCENARIO, "duration": "100ms", "flows": [{"src": 0, "dst": 2, "size": "100MB"}]}
+    with pytest.raises(KeyboardInterrupt):
+        ccsim.run(long_run, out=tmp_path / "r", progress=lambda *_: False)
+    r = ccsim.load(tmp_path / "r")
+    assert r.summary["partial"] is True
+    assert r.summary["flows"]["finished"] == 0 and 0 < r.summary["sim_time_ps"] < 100e9
+    assert len(r.flows) == 1 and r.flows["bytes_acked"][0] > 0
+    # A complete run says nothing of the kind.
+    assert "partial" not in ccsim.run(SCENARIO).summary
+
+
+def test_ctrl_c_during_a_run_keeps_the_partial_output(tmp_path: Path) -> None:
+    long_run = {**SCENARIO, "duration": "10s", "flows": [{"src": 0, "dst": 2, "size": "100GB"}]}
+    (tmp_path / "long.toml").write_text(ccsim.to_toml(long_run), encoding="utf-8")
+    proc = subprocess.Popen(
+        cli_command("run", "long.toml", "--out", "r"),
+        cwd=tmp_path,
+        env=cli_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # The directory appears once the scenario is valid, just before the engine starts.
+    while not (tmp_path / "r").is_dir() and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted; what was measured until then is in r" in err
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["partial"] is True
+
+
+def test_ctrl_c_while_building_a_huge_topology_stops_it(tmp_path: Path) -> None:
+    # 400,000 hosts on one switch: routing takes hours (one search per host), and must stop at
+    # Ctrl-C like the event loop does.
+    huge = {**SCENARIO, "topology": {**SCENARIO["topology"], "hosts": 400_000}}
+    (tmp_path / "huge.toml").write_text(ccsim.to_toml(huge), encoding="utf-8")
+    proc = subprocess.Popen(
+        cli_command("validate", "huge.toml"),
+        cwd=tmp_path,
+        env=cli_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3.0)  # imports done, deep in the route computation
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("ccsim: error: interrupted"), err
+
+
+def test_a_missing_cc_section_prints_one_warning(tmp_path: Path) -> None:
+    no_cc = {k: v for k, v in SCENARIO.items() if k != "cc"}
+    (tmp_path / "s.toml").write_text(ccsim.to_toml(no_cc), encoding="utf-8")
+    res = ccsim_cli("run", "s.toml", "--out", "r", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    warnings = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("warning: cc: not given, so no congestion control runs")
+    with pytest.warns(ccsim.ScenarioWarning, match="^cc: not given"):
+        ccsim.validate(no_cc)
 
 
 # --- commands that succeed -----------------------------------------------------------------------

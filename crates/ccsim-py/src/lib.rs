@@ -24,7 +24,16 @@ create_exception!(
 );
 
 fn scen_err(e: CoreScenarioError) -> PyErr {
+    if e.field == CoreScenarioError::INTERRUPTED {
+        return PyKeyboardInterrupt::new_err(e.message);
+    }
     ScenarioError::new_err(e.to_string())
+}
+
+/// `sim::interrupt`'s check: a Ctrl-C that Python has noted (its handler raises
+/// KeyboardInterrupt, taken here; `scen_err` raises it again once building has stopped).
+fn ctrl_c_pressed() -> bool {
+    Python::attach(|py| py.check_signals().is_err())
 }
 
 fn load(
@@ -75,22 +84,37 @@ fn run<'py>(
     };
     let chunk = progress_every_events.max(1);
     let t0 = std::time::Instant::now();
+    let write = |res: &ccsim::metrics::Results, wall_s: f64| -> PyResult<()> {
+        match &out_dir {
+            Some(d) => res.write_dir(Path::new(d), wall_s).map_err(|e| {
+                ScenarioError::new_err(format!("--out: cannot write results to `{d}`: {e}"))
+            }),
+            None => Ok(()),
+        }
+    };
     loop {
         let done = py
             .detach(|| sim.run_events(chunk))
             .map_err(|e| SimulationError::new_err(e.to_string()))?;
-        py.check_signals()?;
-        if let Some(cb) = &progress {
+        let mut stopped = py.check_signals().err();
+        if let (None, Some(cb)) = (&stopped, &progress) {
             let done_flows = sim.flows.len() - sim.flows_open;
             let r = cb.call1(
                 py,
                 (sim.now_ps, sim.events, stop, done_flows, sim.flows.len()),
             )?;
             if let Ok(false) = r.extract::<bool>(py) {
-                return Err(PyKeyboardInterrupt::new_err(
+                stopped = Some(PyKeyboardInterrupt::new_err(
                     "run cancelled by the progress callback",
                 ));
             }
+        }
+        if let Some(e) = stopped {
+            // Keep what was measured, marked partial (flows still open are unfinished).
+            let mut res = sc.results(&mut sim);
+            res.summary["partial"] = true.into();
+            write(&res, t0.elapsed().as_secs_f64())?;
+            return Err(e);
         }
         if done {
             break;
@@ -98,11 +122,9 @@ fn run<'py>(
     }
     let wall_s = t0.elapsed().as_secs_f64();
     let res = sc.results(&mut sim);
-    if let Some(d) = &out_dir {
-        res.write_dir(Path::new(d), wall_s).map_err(|e| {
-            ScenarioError::new_err(format!("--out: cannot write results to `{d}`: {e}"))
-        })?;
-    }
+    write(&res, wall_s)?;
+    // The run is complete and written: a Ctrl-C from here on comes too late to stop anything.
+    let _ = py.check_signals();
     let out = PyDict::new(py);
     out.set_item(
         "summary",
@@ -126,7 +148,7 @@ fn run<'py>(
     Ok(out)
 }
 
-/// Validate and build a scenario without running it; returns the resolved TOML.
+/// Validate and build a scenario without running it; returns (resolved TOML, warnings).
 #[pyfunction]
 #[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new()))]
 fn validate(
@@ -134,10 +156,10 @@ fn validate(
     base_dir: &str,
     seed: Option<u64>,
     overrides: Vec<String>,
-) -> PyResult<String> {
+) -> PyResult<(String, Vec<String>)> {
     let sc = load(scenario, base_dir, seed, &overrides)?;
     sc.build().map_err(scen_err)?;
-    Ok(sc.resolved_toml())
+    Ok((sc.resolved_toml(), sc.warnings))
 }
 
 /// Schemes (with paper and parameter defaults), topologies and workloads.
@@ -203,6 +225,7 @@ fn bench_scenario(name: &str) -> PyResult<String> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    ccsim::sim::interrupt::set_check(ctrl_c_pressed);
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -1,5 +1,6 @@
 //! ACK coalescing (`host.ack_every_packets` > 1) never holds back the ACK a sender's window
-//! waits for: the packet that closes the window asks for an ACK at once (RoCE's AckReq).
+//! waits for: the packet that closes the window asks for an ACK at once (RoCE's AckReq), and
+//! `host.ack_timer` bounds the wait when the window shrinks after its packets left.
 mod common;
 
 #[test]
@@ -54,4 +55,78 @@ fn a_window_smaller_than_the_ack_batch_still_draws_acks() {
     // Ten windows, each at least a base RTT (4 us of propagation): window-bound, not stalled.
     let fct_ps = f.finish_ps - f.start_ps;
     assert!((40_000_000..100_000_000).contains(&fct_ps), "{fct_ps} ps");
+}
+
+/// Found by the swarm (seed 1713): HPCC on the 320-host fat-tree, 4 KB MTU, an ACK every 4
+/// packets. Flow 19's window shrinks to 2573 B with one 4 KB packet in flight that did not ask
+/// for an ACK, so only the receiver's ACK timer can release it.
+const SHRINKING_WINDOW: &str = r#"
+seed = 713
+[topology]
+kind = "hpcc"
+path = "../../scenarios/topologies/hpcc-fat-320.txt"
+[cc]
+scheme = "hpcc"
+[fabric]
+buffer = "32MB"
+pfc = { mode = "dynamic", alpha = 0.0625 }
+[host]
+mtu_payload_bytes = 4000
+ack_every_packets = 4
+window = "8000B"
+[[flows]]
+src = 198
+dst = 227
+size = "1000B"
+start = "44401ns"
+[[flows]]
+src = 83
+dst = 185
+size = "100B"
+start = "18736ns"
+[[flows]]
+src = 114
+dst = 23
+size = "1000B"
+start = "39116ns"
+[[flows]]
+src = 12
+dst = 98
+size = "100B"
+start = "788ns"
+[[flows]]
+src = 285
+dst = 303
+size = "999B"
+start = "37383ns"
+[[flows]]
+src = 318
+dst = 173
+size = "1MB"
+start = "7538ns"
+[[workload]]
+kind = "incast"
+senders = 15
+size = "2MB"
+at = "20us"
+"#;
+
+#[test]
+fn the_ack_timer_releases_a_window_that_shrank_behind_its_packets() {
+    let (_, sim, r) = common::run(SHRINKING_WINDOW);
+    assert!(sim.flows.iter().all(|f| f.finished));
+    assert_eq!(r.summary["flows"]["unfinished"], 0);
+    // Without the timer (an hour is as good as none), the same run stalls on flow 19.
+    let sc = ccsim::Scenario::load(
+        SHRINKING_WINDOW,
+        std::path::Path::new("."),
+        None,
+        &["host.ack_timer=\"3600s\"".into()],
+    )
+    .unwrap();
+    let err = sc.build().unwrap().run().unwrap_err().to_string();
+    assert!(
+        err.starts_with("stall") && err.contains("flow 19 "),
+        "{err}"
+    );
 }

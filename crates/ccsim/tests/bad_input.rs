@@ -403,4 +403,52 @@ fn an_hpcc_topology_header_is_not_trusted() {
         &error_of(BASE, &["fabric.pfc={mode = \"dynamic\", alpha = 1e9}"]),
         &["fabric.pfc.alpha", "(0, 64]"],
     );
+    // A dynamic-mode factor in static mode would be dropped without a word.
+    assert_mentions(
+        &error_of(BASE, &["fabric.pfc.alpha=0.5"]),
+        &["fabric.pfc.alpha", "mode = \"dynamic\""],
+    );
+    // A minimum rate above the line rate cannot be honoured.
+    for scheme in ["dcqcn", "timely", "hpcc", "dctcp", "qcn", "acc"] {
+        assert_mentions(
+            &error_of(
+                BASE,
+                &[
+                    &format!("cc.scheme={scheme}"),
+                    "cc.params.min_rate=\"1Tbps\"",
+                ],
+            ),
+            &["cc.params.min_rate", "line rate"],
+        );
+    }
+}
+
+#[test]
+fn a_missing_cc_section_draws_a_warning_naming_it() {
+    let dir = std::env::temp_dir();
+    let sc = Scenario::load(BASE, &dir, None, &[]).unwrap();
+    assert_eq!(sc.warnings.len(), 1);
+    assert!(
+        sc.warnings[0].starts_with("cc: not given"),
+        "{:?}",
+        sc.warnings
+    );
+    let mut sim = sc.build().unwrap();
+    sim.run_events(u64::MAX).unwrap();
+    assert_eq!(
+        sc.results(&mut sim).summary["warnings"][0],
+        sc.warnings[0].as_str()
+    );
+    let sc = Scenario::load(BASE, &dir, None, &["cc.scheme=none".into()]).unwrap();
+    assert!(sc.warnings.is_empty());
+}
+
+#[test]
+fn a_route_table_that_would_not_fit_in_memory_is_refused() {
+    // k = 100: 250,000 hosts and 12,500 switches (under the node cap), 3.1e9 route entries.
+    let toml = "[topology]\nkind = \"fat_tree\"\nk = 100\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"10KB\"\n";
+    assert_mentions(
+        &error_of(toml, &[]),
+        &["topology", "12500 switches x 250000 hosts", "25.0 GB route table"],
+    );
 }

@@ -167,6 +167,9 @@ impl SenderPart<HpccParams> for Box<HpccSender> {
         }
         let int = ack.int;
         let n = int.len();
+        if n == 0 {
+            return; // an ACK without INT records (the receiver's ACK timer): nothing to measure
+        }
         if self.last_update_seq == 0 {
             // First feedback: keep the records as the reference for the next ACK.
             self.prev[..n].copy_from_slice(int);

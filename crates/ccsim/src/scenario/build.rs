@@ -2,7 +2,7 @@
 //! headroom, ECN thresholds, flows from explicit lists and generators (with their ideal FCT),
 //! probes, and the initial events.
 
-use super::config::RecoveryMode;
+use super::config::{IdealFct, RecoveryMode};
 use super::{Scenario, ScenarioError};
 use crate::metrics::{Metrics, Results};
 use crate::net::mmu::BufferState;
@@ -49,6 +49,7 @@ impl Scenario {
             .iter()
             .map(|h| fab.ports[h.port as usize].rate_bps)
             .collect();
+        self.check_min_rate(&host_rate)?;
         let specs = self.flow_specs(&host_rate)?;
         let stop_ps = c.duration.map_or(u64::MAX, |d| d.0);
 
@@ -199,10 +200,10 @@ impl Scenario {
         if h.ack_every_packets == 0 {
             return Err(ScenarioError::new("host.ack_every_packets", "must be >= 1"));
         }
-        if !(f.pfc.alpha > 0.0 && f.pfc.alpha <= 64.0) {
+        if h.ack_timer.0 == 0 {
             return Err(ScenarioError::new(
-                "fabric.pfc.alpha",
-                format!("{} is out of range: the dynamic threshold factor is in (0, 64] (1/8 in the HPCC simulator)", f.pfc.alpha),
+                "host.ack_timer",
+                "must be > 0: a coalesced ACK must not wait forever",
             ));
         }
         let drop = f.loss.as_ref().map(|l| DropPolicy {
@@ -218,13 +219,14 @@ impl Scenario {
             ack_bytes: h.ack_bytes + info.header_bytes,
             ack_every_packets: h.ack_every_packets,
             nack_interval_ps: h.nack_interval.0,
+            ack_timer_ps: h.ack_timer.0,
             ack_priority,
             data_priority: f.data_priority,
             scheduler: f.scheduler,
             pfc_enabled: f.pfc.enabled,
             pfc_mode: f.pfc.mode,
             pfc_xoff_bytes: f.pfc.xoff.0,
-            pfc_alpha: f.pfc.alpha,
+            pfc_alpha: f.pfc.alpha.unwrap_or(0.0),
             pfc_resume_offset_bytes: f.pfc.resume_offset.0,
             pfc_frame_bytes: f.pfc.frame_bytes,
             ecn_pmax: f.ecn.pmax.unwrap_or(0.0),
@@ -399,6 +401,24 @@ impl Scenario {
         Ok(specs)
     }
 
+    /// A scheme's `min_rate` (every rate-based scheme has one) must not exceed a host's line rate.
+    fn check_min_rate(&self, host_rate: &[u64]) -> Result<(), ScenarioError> {
+        let Some(v) = self.cc_params.to_table().remove("min_rate") else {
+            return Ok(());
+        };
+        let min_rate: super::units::Rate = v.try_into().expect("min_rate serializes as a rate");
+        match host_rate.iter().enumerate().find(|&(_, &r)| r < min_rate.0) {
+            Some((h, &r)) => Err(ScenarioError::new(
+                "cc.params.min_rate",
+                format!(
+                    "{} bps is above host {h}'s line rate of {r} bps; a scheme's minimum rate must be at most the line rate",
+                    min_rate.0
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The flows with their ideal FCT, and the scheme's per-flow state.
     fn add_flows(
         &self,
@@ -412,7 +432,7 @@ impl Scenario {
         let mut base_rtt_ps = 0;
         let mut window = h.window.map_or(u64::MAX, |w| w.0);
         if sim.s.int_enabled || info.bdp_window || irn {
-            let (rtt_ps, (src, dst, switches)) = sim.longest_paths();
+            let (rtt_ps, (src, dst, switches)) = sim.longest_paths()?;
             if sim.s.int_enabled && switches > crate::net::MAX_INT_HOPS {
                 return Err(ScenarioError::new("topology", format!(
                     "hosts {src} -> {dst} cross {switches} switches; the INT header holds {} hops: use a shallower topology for this scheme",
@@ -446,6 +466,7 @@ impl Scenario {
                 s.src,
                 s.dst,
                 s.size_bytes.unwrap_or(0),
+                self.cfg.output.ideal_fct,
             );
             let limit = crate::sim::units::MAX_TIME_PS;
             if fl.ideal_fct_ps > limit || s.start_ps > limit {
@@ -553,12 +574,14 @@ impl Scenario {
 
     /// Collect a finished simulation's results.
     pub fn results(&self, sim: &mut Simulation) -> Results {
-        sim.results(
+        let mut r = sim.results(
             &self.cfg.name,
             self.cfg.seed,
             &self.cfg.cc.scheme,
             self.resolved_toml(),
-        )
+        );
+        r.summary["warnings"] = serde_json::json!(self.warnings);
+        r
     }
 }
 
@@ -569,14 +592,39 @@ struct Path {
 }
 
 impl Simulation {
-    /// Ideal FCT on the path ECMP gives flow `fid` (DESIGN.md): base RTT (2 x propagation +
-    /// one full packet's serialization per hop) + all bytes with headers at the bottleneck rate.
-    pub(crate) fn ideal_fct_ps(&self, fid: u32, src: u32, dst: u32, size: u64) -> u64 {
-        let mtu = self.s.mtu_payload_bytes as u64;
-        let wire = size + size.div_ceil(mtu) * self.s.header_bytes as u64;
+    /// Ideal FCT on the path ECMP gives flow `fid` (DESIGN.md, metrics), by definition `def`.
+    pub(crate) fn ideal_fct_ps(
+        &self,
+        fid: u32,
+        src: u32,
+        dst: u32,
+        size: u64,
+        def: IdealFct,
+    ) -> u64 {
+        let (mtu, hdr) = (self.s.mtu_payload_bytes as u64, self.s.header_bytes as u64);
+        let wire = size.saturating_add(size.div_ceil(mtu).saturating_mul(hdr));
         let path = self.path(fid, src, dst);
-        self.base_rtt_ps(&path)
-            .saturating_add(tx_time_ps(wire, path.bottleneck_bps))
+        match def {
+            IdealFct::Hpcc => self
+                .base_rtt_ps(&path)
+                .saturating_add(tx_time_ps(wire, path.bottleneck_bps)),
+            IdealFct::Exact => {
+                // Store-and-forward of the first packet, then the rest streams at the bottleneck
+                // (exact when the links are equally fast), then the last ACK back.
+                let first = size.min(mtu) + hdr;
+                let per_hop: u64 = path
+                    .ports
+                    .iter()
+                    .map(|&pid| {
+                        let p = &self.ports[pid as usize];
+                        2 * p.delay_ps
+                            + tx_time_ps(first, p.rate_bps)
+                            + tx_time_ps(self.s.ack_bytes as u64, p.rate_bps)
+                    })
+                    .sum();
+                per_hop.saturating_add(tx_time_ps(wire.saturating_sub(first), path.bottleneck_bps))
+            }
+        }
     }
 
     /// The egress ports flow `fid` from `src` to `dst` crosses (ECMP choices included).
@@ -613,10 +661,13 @@ impl Simulation {
     /// Over every ordered pair of hosts, on the ECMP path of flow id 0: the longest base RTT
     /// (the HPCC simulator's `GLOBAL_T 1` window and base RTT) and the pair crossing the most
     /// switches, as (src, dst, switches).
-    fn longest_paths(&self) -> (u64, (u32, u32, usize)) {
+    fn longest_paths(&self) -> Result<(u64, (u32, u32, usize)), ScenarioError> {
         let nh = self.hosts.len() as u32;
         let (mut rtt_ps, mut deepest) = (0, (0, 0, 0));
         for src in 0..nh {
+            if src % 64 == 0 && crate::sim::interrupt::requested() {
+                return Err(ScenarioError::interrupted());
+            }
             for dst in (0..nh).filter(|&d| d != src) {
                 let path = self.path(0, src, dst);
                 rtt_ps = rtt_ps.max(self.base_rtt_ps(&path));
@@ -625,7 +676,7 @@ impl Simulation {
                 }
             }
         }
-        (rtt_ps, deepest)
+        Ok((rtt_ps, deepest))
     }
 }
 

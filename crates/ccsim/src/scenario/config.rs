@@ -226,8 +226,10 @@ pub struct PfcCfg {
     pub mode: PfcMode,
     /// Static XOFF threshold per (ingress port, priority); 512 KB as in the ACC paper.
     pub xoff: Size,
-    /// Dynamic threshold factor: XOFF = alpha x free shared buffer (1/8 in the HPCC simulator).
-    pub alpha: f64,
+    /// Dynamic threshold factor: XOFF = alpha x free shared buffer (1/8, the HPCC simulator's,
+    /// when unset). Only in mode = "dynamic".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
     /// RESUME once the ingress queue is this far below the threshold (3 KiB as in the HPCC simulator).
     pub resume_offset: Size,
     /// Headroom per ingress port; default 3 x link bandwidth-delay product + 2 MTU.
@@ -246,7 +248,7 @@ impl Default for PfcCfg {
             enabled: true,
             mode: PfcMode::Static,
             xoff: Size(512_000),
-            alpha: 0.125,
+            alpha: None,
             resume_offset: Size(3 * 1024),
             headroom: None,
             frame_bytes: 64,
@@ -286,6 +288,10 @@ pub struct HostCfg {
     pub ack_bytes: u32,
     /// Send one ACK every this many data packets (and always for the last one).
     pub ack_every_packets: u32,
+    /// With `ack_every_packets` > 1: the longest a received packet waits for its coalesced ACK
+    /// (10 us, ccsim's choice; NICs have such a timer). Without it, a window that shrinks after
+    /// its packets left could wait forever for an ACK the receiver holds back.
+    pub ack_timer: Time,
     /// Minimum gap between repeated NACKs for the same missing sequence (500 us, HPCC simulator).
     pub nack_interval: Time,
     /// Per-flow window: at most this many bytes in flight (unset: rate-paced only, as DCQCN in
@@ -310,6 +316,7 @@ impl Default for HostCfg {
             header_bytes: 48,
             ack_bytes: 60,
             ack_every_packets: 1,
+            ack_timer: Time(10 * crate::sim::PS_PER_US),
             nack_interval: Time(500 * crate::sim::PS_PER_US),
             window: None,
             ack_priority: None,
@@ -424,6 +431,22 @@ pub struct OutputCfg {
     pub rates: Option<RateProbeCfg>,
     /// Record every PFC PAUSE/RESUME frame (per-port counters are always kept).
     pub pfc_events: bool,
+    /// Which ideal FCT slowdowns divide by (DESIGN.md, metrics).
+    pub ideal_fct: IdealFct,
+}
+
+/// The ideal FCT a flow's slowdown is measured against.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IdealFct {
+    /// A lone flow's FCT on its path: its first packet (real size) and the last byte's ACK
+    /// store-and-forwarded at every hop, the rest of its bytes at the slowest link.
+    #[default]
+    Exact,
+    /// The HPCC ns-3 simulator's: base RTT (one full packet per hop) + all bytes at the slowest
+    /// link. Slowdowns then compare with that simulator's, but a flow under one MTU measures
+    /// below 1.
+    Hpcc,
 }
 
 impl Default for OutputCfg {
@@ -432,6 +455,7 @@ impl Default for OutputCfg {
             queues: None,
             rates: None,
             pfc_events: true,
+            ideal_fct: IdealFct::Exact,
         }
     }
 }

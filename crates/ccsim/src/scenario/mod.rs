@@ -25,6 +25,12 @@ impl ScenarioError {
             message: message.into(),
         }
     }
+
+    /// Building stopped because the user asked (`sim::interrupt`).
+    pub fn interrupted() -> Self {
+        ScenarioError::new(Self::INTERRUPTED, "stopped while building the scenario")
+    }
+    pub const INTERRUPTED: &'static str = "interrupted";
 }
 
 impl std::fmt::Display for ScenarioError {
@@ -185,6 +191,25 @@ fn resolve_fabric_mode(
         _ => {}
     }
     if lossless {
+        let pfc = &mut cfg.fabric.pfc;
+        match pfc.mode {
+            config::PfcMode::Static if pfc.alpha.is_some() => {
+                return Err(ScenarioError::new(
+                    "fabric.pfc.alpha",
+                    "applies only to mode = \"dynamic\"; the static mode pauses at xoff",
+                ));
+            }
+            config::PfcMode::Static => {}
+            config::PfcMode::Dynamic => {
+                let a = *pfc.alpha.get_or_insert(0.125);
+                if !(a > 0.0 && a <= 64.0) {
+                    return Err(ScenarioError::new(
+                        "fabric.pfc.alpha",
+                        format!("{a} is out of range: the dynamic threshold factor is in (0, 64] (1/8 in the HPCC simulator)"),
+                    ));
+                }
+            }
+        }
         if cfg.fabric.loss.is_some() {
             return only("fabric.loss", true);
         }
@@ -253,6 +278,9 @@ pub struct Scenario {
     pub cfg: ScenarioCfg,
     pub cc_params: crate::cc::CcParams,
     pub base_dir: std::path::PathBuf,
+    /// Defaults the scenario relies on that a user may not expect, one line each naming the
+    /// field; the summary lists them and the Python front prints them.
+    pub warnings: Vec<String>,
 }
 
 /// Input files (topology, flow files, CDF files) named by absolute paths in the resolved
@@ -299,6 +327,12 @@ impl Scenario {
         if let Some(s) = seed {
             root.insert("seed".into(), toml::Value::Integer(s as i64));
         }
+        let mut warnings = Vec::new();
+        if !root.contains_key("cc") {
+            warnings.push(
+                "cc: not given, so no congestion control runs (scheme = \"none\"); add [cc] with scheme = \"none\" or a scheme to say so".to_string(),
+            );
+        }
         let mut cfg: ScenarioCfg = from_value(toml::Value::Table(root), "")?;
         let cc_params = crate::cc::CcParams::parse(&cfg.cc.scheme, &cfg.cc.params)?;
         let info = crate::cc::scheme(&cfg.cc.scheme)
@@ -325,6 +359,7 @@ impl Scenario {
             cfg,
             cc_params,
             base_dir: base_dir.to_path_buf(),
+            warnings,
         })
     }
 

@@ -28,6 +28,8 @@ pub enum Event {
     },
     /// A flow's retransmission timeout (lossy fabric); ignored unless `epoch` matches.
     Rto { flow: u32, epoch: u32 },
+    /// A coalesced ACK is due; ignored unless it is the flow's `ack_due_ps`.
+    AckTimer { flow: u32 },
     /// Scan for cycles of switch ports paused for the deadlock detection time.
     DeadlockCheck,
     /// The progress watchdog: has any byte been delivered since the last check?

@@ -289,8 +289,12 @@ impl Topology {
                     t.link(h, sw[3], *link);
                 }
             }
-            TopologyCfg::File { path } => t = read_ccsim_file(&base_dir.join(path), path)?,
-            TopologyCfg::Hpcc { path } => t = read_hpcc_file(&base_dir.join(path), path)?,
+            TopologyCfg::File { path } => {
+                t = parse_ccsim_file(&read_text(&base_dir.join(path), path)?, path)?
+            }
+            TopologyCfg::Hpcc { path } => {
+                t = parse_hpcc_file(&read_text(&base_dir.join(path), path)?, path)?
+            }
         }
         t.check()?;
         Ok(t)
@@ -349,7 +353,8 @@ impl Topology {
         Ok(())
     }
 
-    fn check(&self) -> Result<(), ScenarioError> {
+    /// Structural checks (at least two hosts, connected, ...), as every topology gets.
+    pub fn check(&self) -> Result<(), ScenarioError> {
         if self.hosts.len() < 2 {
             return Err(err("topology", "needs at least 2 hosts"));
         }
@@ -394,7 +399,14 @@ impl Topology {
 }
 
 /// ccsim's topology file: TOML with `[[node]] name, layer` and `[[link]] a, b, rate, delay`.
-fn read_ccsim_file(path: &std::path::Path, shown: &str) -> Result<Topology, ScenarioError> {
+/// A topology file's text; `shown` is the path as the scenario wrote it.
+fn read_text(path: &std::path::Path, shown: &str) -> Result<String, ScenarioError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| err("topology.path", format!("cannot read `{shown}`: {e}")))
+}
+
+/// ccsim's own topology file (TOML `[[node]]` and `[[link]]`), named `shown` in errors.
+pub fn parse_ccsim_file(text: &str, shown: &str) -> Result<Topology, ScenarioError> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct N {
@@ -415,9 +427,7 @@ fn read_ccsim_file(path: &std::path::Path, shown: &str) -> Result<Topology, Scen
         node: Vec<N>,
         link: Vec<L>,
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| err("topology.path", format!("cannot read `{shown}`: {e}")))?;
-    let f: F = crate::scenario::parse_toml_as(&text, &format!("topology file {shown}"))?;
+    let f: F = crate::scenario::parse_toml_as(text, &format!("topology file {shown}"))?;
     let mut t = Topology::default();
     for (i, n) in f.node.iter().enumerate() {
         let layer = Layer::parse(&n.layer).ok_or_else(|| {
@@ -454,11 +464,12 @@ fn read_ccsim_file(path: &std::path::Path, shown: &str) -> Result<Topology, Scen
     Ok(t)
 }
 
+/// Route-table entries (switch x host pairs, 8 bytes each) a topology may need: 2.4 GB.
+const MAX_ROUTE_ENTRIES: u64 = 300_000_000;
+
 /// The HPCC simulator's topology file: `nodes switches links`, the switch ids, then
 /// `src dst rate delay error_rate` per link. Switch layers are inferred from distance to hosts.
-fn read_hpcc_file(path: &std::path::Path, shown: &str) -> Result<Topology, ScenarioError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| err("topology.path", format!("cannot read `{shown}`: {e}")))?;
+pub fn parse_hpcc_file(text: &str, shown: &str) -> Result<Topology, ScenarioError> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let f = |line: usize, m: String| err(&format!("{shown}: line {line}"), m);
     let head: Vec<u64> = lines
@@ -591,11 +602,26 @@ impl Routes {
         let n = t.nodes.len();
         let nh = t.hosts.len();
         let nsw = switch_index.iter().filter(|&&x| x != u32::MAX).count();
+        // One entry per (switch, host): refuse a table that would not fit in memory.
+        let table = nsw as u64 * nh as u64;
+        if table > MAX_ROUTE_ENTRIES {
+            return Err(err(
+                "topology",
+                format!(
+                    "{nsw} switches x {nh} hosts need a {:.1} GB route table; at most {MAX_ROUTE_ENTRIES} entries ({:.1} GB): use a smaller topology",
+                    table as f64 * 8.0 / 1e9,
+                    MAX_ROUTE_ENTRIES as f64 * 8.0 / 1e9
+                ),
+            ));
+        }
         let mut entries = vec![(0u32, 0u16); nsw * nh];
         let mut ports = Vec::new();
         let mut dist = vec![u32::MAX; n];
         let mut q = VecDeque::new();
         for (hi, &h) in t.hosts.iter().enumerate() {
+            if hi % 256 == 0 && crate::sim::interrupt::requested() {
+                return Err(ScenarioError::interrupted());
+            }
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[h as usize] = 0;
             q.clear();

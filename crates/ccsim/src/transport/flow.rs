@@ -146,10 +146,10 @@ impl Simulation {
     }
 
     /// An ACK or NACK from flow `fid`'s receiver, echoing data packet `data`.
-    fn reply(&self, fid: u32, kind: PktKind, seq: u64, mark: Mark, data: &Packet) -> Packet {
+    fn reply(&self, fid: u32, kind: PktKind, seq: u64, mark: Mark, ts_ps: u64) -> Packet {
         let f = &self.flows[fid as usize];
         let mut a = Packet::new(kind, fid, f.src, self.s.ack_bytes, self.s.ack_priority);
-        (a.seq, a.mark, a.ts_ps) = (seq, mark, data.ts_ps);
+        (a.seq, a.mark, a.ts_ps) = (seq, mark, ts_ps);
         if self.s.has_receiver {
             a.hdr = self.cc.ack_hdr(&self.receivers[fid as usize]);
         }
@@ -221,12 +221,18 @@ impl Simulation {
                 let mark = f.mark_since_ack;
                 f.rx_since_ack = 0;
                 f.mark_since_ack = Mark::None;
-                Some(self.reply(fid, PktKind::Ack, rcv_nxt, mark, p))
+                f.ack_due_ps = u64::MAX;
+                Some(self.reply(fid, PktKind::Ack, rcv_nxt, mark, p.ts_ps))
             } else {
+                f.last_data_ts_ps = p.ts_ps;
+                if f.ack_due_ps == u64::MAX {
+                    f.ack_due_ps = now + self.s.ack_timer_ps;
+                    self.q.push(f.ack_due_ps, Event::AckTimer { flow: fid });
+                }
                 None
             }
         } else if trimmed {
-            let mut nack = self.reply(fid, PktKind::Nack, rcv_nxt, p.mark, p);
+            let mut nack = self.reply(fid, PktKind::Nack, rcv_nxt, p.mark, p.ts_ps);
             nack.sack_idx = idx | SACK_TRIMMED;
             Some(nack)
         } else if p.seq > rcv_nxt {
@@ -235,23 +241,44 @@ impl Simulation {
                 let dup = ooo.held.contains(idx as u64);
                 ooo.held.insert(idx as u64);
                 let kind = if dup { PktKind::Ack } else { PktKind::Nack };
-                let mut r = self.reply(fid, kind, rcv_nxt, p.mark, p);
+                let mut r = self.reply(fid, kind, rcv_nxt, p.mark, p.ts_ps);
                 r.sack_idx = idx;
                 Some(r)
             } else if now >= f.nack_ok_ps || f.last_nack_seq != rcv_nxt {
                 f.nack_ok_ps = now + self.s.nack_interval_ps;
                 f.last_nack_seq = rcv_nxt;
-                Some(self.reply(fid, PktKind::Nack, rcv_nxt, p.mark, p))
+                Some(self.reply(fid, PktKind::Nack, rcv_nxt, p.mark, p.ts_ps))
             } else {
                 None
             }
         } else {
             // Duplicate after go-back-N: re-acknowledge what we have.
-            Some(self.reply(fid, PktKind::Ack, rcv_nxt, Mark::None, p))
+            Some(self.reply(fid, PktKind::Ack, rcv_nxt, Mark::None, p.ts_ps))
         };
         if let Some(r) = reply {
             self.send_ack(dst, r, p, pkt);
         }
+        if !self.ctrl_out.is_empty() {
+            self.flush_flow_ctrl(true);
+        }
+    }
+
+    /// The ACK timer of flow `fid` fired: acknowledge what coalescing still holds back. The ACK
+    /// echoes the last packet's send time but carries no INT records (schemes that need them
+    /// skip such an ACK).
+    pub(crate) fn ack_timer_fired(&mut self, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        if f.ack_due_ps != self.now_ps {
+            return;
+        }
+        f.ack_due_ps = u64::MAX;
+        if f.rx_since_ack == 0 {
+            return;
+        }
+        let (mark, rcv_nxt, dst, ts_ps) = (f.mark_since_ack, f.rcv_nxt, f.dst, f.last_data_ts_ps);
+        (f.rx_since_ack, f.mark_since_ack) = (0, Mark::None);
+        let ack = self.reply(fid, PktKind::Ack, rcv_nxt, mark, ts_ps);
+        self.send_control(dst, ack, true);
         if !self.ctrl_out.is_empty() {
             self.flush_flow_ctrl(true);
         }
@@ -292,7 +319,11 @@ impl Simulation {
         } else if nack && f.snd_nxt > p.seq {
             f.snd_nxt = p.seq; // go-back-N
         }
-        let int = if self.s.int_enabled {
+        // A go-back (a NACK, a timeout) can point below what a later ACK has since covered:
+        // never resend what the receiver has, never count negative bytes in flight.
+        let f = &mut self.flows[fid as usize];
+        f.snd_nxt = f.snd_nxt.max(f.snd_una);
+        let int = if self.s.int_enabled && p.sub > 0 {
             &self.ints[pkt as usize].hops[..p.sub as usize]
         } else {
             &[]

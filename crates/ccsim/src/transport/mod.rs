@@ -63,6 +63,10 @@ pub struct Flow {
     // Receiver.
     pub rcv_nxt: u64,
     pub rx_since_ack: u32,
+    /// When the coalesced ACK of the packets since the last ACK is due (u64::MAX: none).
+    pub ack_due_ps: u64,
+    /// Send time of the last in-order data packet, which a timer's ACK echoes.
+    pub last_data_ts_ps: u64,
     /// Strongest mark on the data packets since the last ACK.
     pub mark_since_ack: Mark,
     pub last_nack_seq: u64,
@@ -113,6 +117,8 @@ impl Flow {
             loss: loss::TxLoss::default(),
             rcv_nxt: 0,
             rx_since_ack: 0,
+            ack_due_ps: u64::MAX,
+            last_data_ts_ps: 0,
             mark_since_ack: Mark::None,
             last_nack_seq: u64::MAX,
             nack_ok_ps: 0,

@@ -398,6 +398,15 @@ pub fn read_hpcc_flows(
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ScenarioError::new("workload.path", format!("cannot read `{shown}`: {e}")))?;
+    parse_hpcc_flows(&text, shown, n_hosts)
+}
+
+/// The text of an HPCC simulator flow file (see `read_hpcc_flows`), named `shown` in errors.
+pub fn parse_hpcc_flows(
+    text: &str,
+    shown: &str,
+    n_hosts: u32,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
     let mut lines = text
         .lines()
         .enumerate()
