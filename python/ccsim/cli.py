@@ -188,6 +188,7 @@ def _run_sweep(
             workers=args.workers,
             address=args.address,
             progress=bar,
+            validating=None if bar is None else bar.validating,
         )
     finally:
         if bar is not None:

@@ -202,6 +202,10 @@ class SweepProgress:
         elapsed_s = self._line.elapsed_s()
         self._line.draw(format_sweep_progress(done, failed, running, total, sim_ps, elapsed_s))
 
+    def validating(self, checked: int, total: int) -> None:
+        """Before the runs start: how many of them have been validated."""
+        self._line.draw(f"validating runs {checked}/{total}  {self._line.elapsed_s():.1f}s")
+
     def close(self) -> None:
         """End the progress line with a newline (no-op if nothing was drawn)."""
         self._line.close()

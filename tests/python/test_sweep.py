@@ -231,6 +231,22 @@ def test_failing_runs_are_recorded_and_the_others_complete(tmp_path: Path) -> No
     assert errors[("dcqcn", '{xoff = "200KB"}')] is None
 
 
+def test_validation_reports_its_progress(tmp_path: Path) -> None:
+    base = {**SWEEP_BASE, "workload": [SWEEP_BASE["workload"][1]], "output": {}}
+    (tmp_path / "base.toml").write_text(ccsim.to_toml(base))
+    # Every run fails validation (a bad scheme), so nothing runs after it.
+    sweep = sweeps.Sweep(
+        name="v",
+        base=str(tmp_path / "base.toml"),
+        grid={"seed": list(range(1, 131))},
+        overrides={"cc.scheme": "bogus"},
+    )
+    seen: list[tuple[int, int]] = []
+    with pytest.raises(ccsim.ScenarioError, match="every run is invalid"):
+        sweeps.run_sweep(sweep, tmp_path / "out", validating=lambda i, n: seen.append((i, n)))
+    assert seen == [(0, 130), (64, 130), (128, 130)]
+
+
 BAD_SWEEPS = [
     ('base = "base.toml"\ncolour = 1\n', "colour"),
     ('base = "missing.toml"\n', "base"),

@@ -449,6 +449,10 @@ fn a_route_table_that_would_not_fit_in_memory_is_refused() {
     let toml = "[topology]\nkind = \"fat_tree\"\nk = 100\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"10KB\"\n";
     assert_mentions(
         &error_of(toml, &[]),
-        &["topology", "12500 switches x 250000 hosts", "25.0 GB route table"],
+        &[
+            "topology",
+            "12500 switches x 250000 hosts",
+            "25.0 GB route table",
+        ],
     );
 }

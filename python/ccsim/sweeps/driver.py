@@ -121,6 +121,7 @@ def run_sweep(
     workers: int | None = None,
     address: str | None = None,
     progress: Callable[[int, int, int, int, float], None] | None = None,
+    validating: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
     """Run every run of ``sweep`` not yet finished in ``out``; return the runs table.
 
@@ -131,7 +132,8 @@ def run_sweep(
     is skipped, so an interrupted sweep resumes where it stopped. Failed runs are tried again.
 
     ``progress(done, failed, running, total, sim_time_ps)`` is called as runs finish (``done``
-    includes skipped and failed runs; ``sim_time_ps`` is the simulated time run so far).
+    includes skipped and failed runs; ``sim_time_ps`` is the simulated time run so far), and
+    ``validating(checked, total)`` every 64 runs while they are validated.
     """
     if backend not in BACKENDS:
         raise ScenarioError(
@@ -144,7 +146,9 @@ def run_sweep(
     engine = _engine_id()
     jobs: list[Job] = []
     invalid: list[tuple[RunSpec, str]] = []
-    for spec in specs:
+    for i, spec in enumerate(specs):
+        if validating is not None and i % 64 == 0:
+            validating(i, len(specs))
         try:
             config = api.validate(sweep.base, overrides=sweep.run_overrides(spec))
         except ScenarioError as e:
