@@ -460,7 +460,109 @@ def drain_ratio(
     return _per_run(res, "queues", after_us, one, agg, where)
 
 
+def goodput_gbps(
+    res: SweepResult,
+    flow: int,
+    after_us: float = 0,
+    until_us: float = math.inf,
+    agg: str = "mean",
+    **where: Any,
+) -> float:
+    """Probed flow ``flow``'s mean goodput (Gb/s) over ``[after_us, until_us)``, per run,
+    aggregated over runs with ``agg``."""
+
+    def one(rates: pd.DataFrame) -> float:
+        mine = rates[(rates["flow"] == flow) & (rates["time_us"] < until_us)]
+        if mine.empty:
+            raise ClaimError(f"goodput_gbps: flow {flow} has no rate samples in the window")
+        return float(mine["throughput_bps"].mean()) / 1e9
+
+    return _per_run(res, "rates", after_us, one, agg, where)
+
+
+def pauses(res: SweepResult, node: str, to_node: str, agg: str = "mean", **where: Any) -> float:
+    """PFC PAUSE frames ``node`` sent to ``to_node`` over the run, aggregated over runs."""
+    sel = _select(res, where)
+    ports = sel.pfc_ports
+    link = ports[(ports["node"] == node) & (ports["to_node"] == to_node)]
+    if link.empty:
+        raise ClaimError(f"pauses: no port `{node}->{to_node}`; name two adjacent nodes")
+    per_run = link.groupby("run_id")["pauses_sent"].sum()
+    return _aggregate([per_run.get(rid, 0) for rid in sel.ok_runs["run_id"]], agg, "pauses")
+
+
+def pause_span_us(
+    res: SweepResult, node: str, to_node: str, after_us: float = 0, agg: str = "mean", **where: Any
+) -> float:
+    """How long ``node`` kept pausing ``to_node``: from its first PAUSE frame at or after
+    ``after_us`` to its last (0 without any), per run, aggregated over runs with ``agg``."""
+    sel = _select(res, where)
+    ev = sel.pfc_events
+    ev = ev[
+        (ev["kind"] == "pause")
+        & (ev["node"] == node)
+        & (ev["to_node"] == to_node)
+        & (ev["time_us"] >= after_us)
+    ]
+    spans = []
+    for rid in sel.ok_runs["run_id"]:
+        t = ev[ev["run_id"] == rid]["time_us"]
+        spans.append(float(t.max() - t.min()) if len(t) else 0.0)
+    return _aggregate(spans, agg, "pause_span_us")
+
+
+def rate_settle_us(
+    res: SweepResult,
+    gbps: float,
+    tolerance: float = 0.05,
+    hold_us: float = 5000,
+    agg: str = "mean",
+    **where: Any,
+) -> float:
+    """When the probed flows' aggregate sending rate (their CC rates, summed per sample) came
+    within ``tolerance`` of ``gbps`` and stayed there for ``hold_us``: the first such sample's
+    time, per run (infinite if never), aggregated over runs with ``agg``."""
+
+    def one(rates: pd.DataFrame) -> float:
+        total = rates.groupby("time_us")["rate_bps"].sum() / 1e9
+        inside = (total - gbps).abs() <= tolerance * gbps
+        times = total.index
+        end = times[-1]
+        for t in times[inside.to_numpy()]:
+            if t + hold_us > end:
+                break
+            if inside[(times >= t) & (times < t + hold_us)].all():
+                return float(t)
+        return math.inf
+
+    return _per_run(res, "rates", 0, one, agg, where)
+
+
+def queue_settle_us(
+    res: SweepResult, link: str, kb: float, agg: str = "mean", **where: Any
+) -> float:
+    """When probed ``link``'s queue fell under ``kb`` KB for good: the first sample after the
+    last one at or above it, per run (infinite if the run ends above), aggregated over runs."""
+
+    def one(queues: pd.DataFrame) -> float:
+        q = queues[queues["link"] == link]
+        if q.empty:
+            raise ClaimError(f"link `{link}` is not probed; name a port in [output] queues")
+        above = q[q["queue_bytes"] >= kb * 1e3]["time_us"]
+        if above.empty:
+            return float(q["time_us"].iloc[0])
+        later = q[q["time_us"] > above.iloc[-1]]["time_us"]
+        return float(later.iloc[0]) if len(later) else math.inf
+
+    return _per_run(res, "queues", 0, one, agg, where)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "rate_settle_us": rate_settle_us,
+    "queue_settle_us": queue_settle_us,
+    "goodput_gbps": goodput_gbps,
+    "pauses": pauses,
+    "pause_span_us": pause_span_us,
     "stat": stat,
     "by": by,
     "spread": spread,

@@ -64,9 +64,13 @@ def test_reproduce_quick_prints_claims_with_numbers(tmp_path: Path) -> None:
     assert "Claims" in page and page.count('<tr class="holds">') == len(exp.claims)
 
 
-ACC_ENTRIES = [e for e in ENTRIES if e.startswith("acc-fig") or e == "acc-table2"]
-# Claims that are the ACC issue's must-shows and hold at the quick size in ccsim.
+PAPER_ENTRIES = [e for e in ENTRIES if e.startswith(("acc-fig", "pcn-")) or e == "acc-table2"]
+# Claims that are the issues' must-shows and hold at the quick size in ccsim.
 MUST_HOLD = {
+    "pcn-fig2-3": "all",
+    "pcn-fig11": [
+        "PCN brings the aggregate rate to capacity (within 5%) within 2 ms, about 4 RTT (Fig. 11(b))"
+    ],
     "acc-fig10": "all",
     "acc-fig9": "all",
     "acc-table2": [
@@ -76,9 +80,9 @@ MUST_HOLD = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(set(ACC_ENTRIES) - {"acc-fig10-baselines"}))
-def test_acc_entries_measure_every_claim(tmp_path: Path, name: str) -> None:
-    """Each ACC entry runs at its quick size and measures every claim (holds or fails with its
+@pytest.mark.parametrize("name", sorted(set(PAPER_ENTRIES) - {"acc-fig10-baselines"}))
+def test_paper_entries_measure_every_claim(tmp_path: Path, name: str) -> None:
+    """Each ACC and PCN entry runs at its quick size and measures every claim (holds or fails with its
     numbers, never an error); the must-show claims hold. A claim of the paper that ccsim does
     not reproduce at this size is reported, not hidden: see the entry's description."""
     proc = ccsim_cli("reproduce", name, "--quick", "--catalog", str(CATALOG), cwd=tmp_path)
@@ -189,6 +193,30 @@ def test_time_series_metrics(res: SweepResult) -> None:
     assert v.status == "holds", v
     assert verdict(res, "queue_kb(agg='max') > 0").status == "holds"
     assert verdict(res, "rate_error(target_gbps=100) < 1").status == "holds"
+
+
+def test_link_and_settling_metrics(res: SweepResult) -> None:
+    # PAUSEs on each link add up to the run's total; a span lies within the run.
+    ports = res.pfc_ports
+    one = res.where({"cc.scheme": "none", "workload.0.load": 0.8, "seed": 1})
+    busiest = one.pfc_ports.sort_values("pauses_sent").iloc[-1]
+    node, to = busiest["node"], busiest["to_node"]
+    where = "scheme='none', load=0.8, seed=1"
+    v = verdict(res, f"pauses('{node}', '{to}', {where}) == {busiest['pauses_sent']}")
+    assert v.status == "holds", v
+    assert len(ports) > 0
+    v = verdict(res, f"0 < pause_span_us('{node}', '{to}', {where}) < 600")
+    assert v.status == "holds", v
+    assert verdict(res, "pause_span_us('h0', 'tor0', scheme='dcqcn') >= 0").status == "holds"
+    # A flow's goodput is at most its 100G link; the queue settles under 1 GB at once.
+    flow = int(res.rates["flow"].iloc[0])
+    assert verdict(res, f"0 <= goodput_gbps(flow={flow}) <= 100").status == "holds"
+    first = float(res.queues["time_us"].min())
+    v = verdict(res, "queue_settle_us('tor0->h0', 1e6)")
+    assert v.status == "error" and v.measured[0][1] == pytest.approx(first)
+    # The aggregate rate of the probed flows never sits at 1 Tb/s.
+    v = verdict(res, "rate_settle_us(1000, hold_us=10)")
+    assert v.measured[0][1] == float("inf")
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ pub mod dcqcn_tcd;
 pub mod dctcp;
 pub mod hpcc;
 pub mod none;
+pub mod pcn;
 pub mod qcn;
 pub mod tcd;
 #[cfg(test)]
@@ -838,6 +839,7 @@ registry! {
     Acc => acc::Acc,
     DcqcnTcd => dcqcn_tcd::DcqcnTcd,
     TimelyTcd => timely_tcd::TimelyTcd,
+    Pcn => pcn::Pcn,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
 }

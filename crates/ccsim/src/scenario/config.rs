@@ -93,6 +93,10 @@ pub enum TopologyCfg {
     /// senders H1..HN on SW4. F0 (S0 -> R0) shares P1-P3 (SW1 -> SW2 -> SW3 -> SW4) with F1
     /// (S1 -> R1) but not P4 = SW4 -> R1, the congestion root (ACC sections 3.3 and 6.3).
     Chain { bursts: u32, link: LinkCfg },
+    /// The parking lot of PCN Figure 19(a): switches sw0..swN in a line, bottleneck link i from
+    /// sw(i-1) to swi. F0 (h0 -> h1) crosses all N links: h0 on sw0, h1 on swN; flow i
+    /// (h(2i) -> h(2i+1)) crosses link i only: h(2i) on sw(i-1), h(2i+1) on swi.
+    ParkingLot { bottlenecks: u32, link: LinkCfg },
     /// ccsim's own topology file (TOML with `[[node]]` and `[[link]]`).
     File { path: String },
     /// A topology file of the HPCC ns-3 simulator.
@@ -366,7 +370,8 @@ pub enum WorkloadCfg {
     /// Poisson arrivals per host sized to `load` of the host link, sizes from a CDF, random
     /// destination among the other hosts (the HPCC simulator's traffic generator).
     Poisson {
-        /// Built-in name (websearch, fb_hadoop, cache_follower, web_server, data_mining) or a path.
+        /// Built-in name (websearch, fb_hadoop, cache_follower, web_server, data_mining, pcn_w1,
+        /// pcn_w2) or a path.
         cdf: String,
         load: f64,
         #[serde(default)]

@@ -289,6 +289,24 @@ impl Topology {
                     t.link(h, sw[3], *link);
                 }
             }
+            TopologyCfg::ParkingLot { bottlenecks, link } => {
+                pos("topology.bottlenecks", *bottlenecks)?;
+                let n = *bottlenecks;
+                check_size("topology.bottlenecks", 3 * n as u64 + 3)?;
+                let hosts: Vec<u32> = (0..2 * (n + 1))
+                    .map(|i| t.add(format!("h{i}"), Layer::Host))
+                    .collect();
+                let sw: Vec<u32> = (0..=n)
+                    .map(|i| t.add(format!("sw{i}"), Layer::Tor))
+                    .collect();
+                for i in 1..=n as usize {
+                    t.link(sw[i - 1], sw[i], *link);
+                    t.link(hosts[2 * i], sw[i - 1], *link);
+                    t.link(hosts[2 * i + 1], sw[i], *link);
+                }
+                t.link(hosts[0], sw[0], *link);
+                t.link(hosts[1], sw[n as usize], *link);
+            }
             TopologyCfg::File { path } => {
                 t = parse_ccsim_file(&read_text(&base_dir.join(path), path)?, path)?
             }
@@ -687,6 +705,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("leaf_spine", "two-tier Clos (leaves, spines, hosts_per_leaf, host_link, fabric_link)"),
     ("fat_tree", "three-tier fat-tree: k-ary (k) or explicit (pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor); the ACC/RCC fabric is 5 x (4+4), 16 cores, 16 hosts/ToR"),
     ("chain", "ACC Figure 1(a): S0,S1 -> SW1..SW4; R0, R1 and H1..HN on SW4 (bursts, link)"),
+    ("parking_lot", "PCN Figure 19(a): sw0..swN in a line; h0 -> h1 crosses all N links, h(2i) -> h(2i+1) link i only (bottlenecks, link)"),
     ("file", "ccsim topology file: TOML [[node]] name/layer, [[link]] a/b/rate/delay (path)"),
     ("hpcc", "HPCC ns-3 simulator topology file (path)"),
 ];

@@ -31,6 +31,8 @@ pub const BUILTIN_CDFS: &[(&str, &str)] = &[
         "data_mining",
         include_str!("../../workloads/data_mining.cdf"),
     ),
+    ("pcn_w1", include_str!("../../workloads/pcn_w1.cdf")),
+    ("pcn_w2", include_str!("../../workloads/pcn_w2.cdf")),
 ];
 
 /// A piecewise-linear flow-size CDF.

@@ -99,3 +99,13 @@ pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
 }
+
+/// String column `col` of table `table`.
+pub fn strings(r: &Results, table: &str, col: &str) -> Vec<String> {
+    use ccsim::metrics::Column;
+    let t = r.tables.iter().find(|t| t.name == table).expect("table");
+    match &t.columns.iter().find(|c| c.0 == col).expect("column").1 {
+        Column::Str(v) => v.iter().map(|s| s.to_string()).collect(),
+        _ => panic!("not a string column"),
+    }
+}
