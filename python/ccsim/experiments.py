@@ -557,7 +557,30 @@ def queue_settle_us(
     return _per_run(res, "queues", 0, one, agg, where)
 
 
+def completion_rate(
+    res: SweepResult, until_us: float | None = None, agg: str = "mean", **where: Any
+) -> float:
+    """Flows completed per second (PCN's flow completion rate), per run: those finished by
+    ``until_us`` over that time, or (default) every finished flow over the span from the first
+    start to the last finish; aggregated over runs with ``agg``."""
+    sel = _select(res, where)
+    flows = sel.flows
+    per_s = []
+    for rid in sel.ok_runs["run_id"]:
+        mine = flows[flows["run_id"] == rid]
+        done = mine[mine["finish_us"].notna()]
+        if until_us is not None:
+            per_s.append(int((done["finish_us"] <= until_us).sum()) / (until_us * 1e-6))
+        elif done.empty:
+            per_s.append(0.0)
+        else:
+            span_us = float(done["finish_us"].max() - mine["start_us"].min())
+            per_s.append(len(done) / (span_us * 1e-6))
+    return _aggregate(per_s, agg, "completion_rate")
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "completion_rate": completion_rate,
     "rate_settle_us": rate_settle_us,
     "queue_settle_us": queue_settle_us,
     "goodput_gbps": goodput_gbps,

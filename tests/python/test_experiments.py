@@ -68,6 +68,7 @@ PAPER_ENTRIES = [e for e in ENTRIES if e.startswith(("acc-fig", "pcn-")) or e ==
 # Claims that are the issues' must-shows and hold at the quick size in ccsim.
 MUST_HOLD = {
     "pcn-fig2-3": "all",
+    "pcn-b3": "all",
     "pcn-fig11": [
         "PCN brings the aggregate rate to capacity (within 5%) within 2 ms, about 4 RTT (Fig. 11(b))"
     ],
@@ -214,6 +215,16 @@ def test_link_and_settling_metrics(res: SweepResult) -> None:
     first = float(res.queues["time_us"].min())
     v = verdict(res, "queue_settle_us('tor0->h0', 1e6)")
     assert v.status == "error" and v.measured[0][1] == pytest.approx(first)
+    # Completion rate: flows finished by a time over that time, or over the whole span.
+    run = res.where({"cc.scheme": "dcqcn", "workload.0.load": 0.3, "seed": 1})
+    f = run.flows
+    where = "scheme='dcqcn', load=0.3, seed=1"
+    by_200 = (f["finish_us"] <= 200).sum() / 200e-6
+    v = verdict(res, f"completion_rate(until_us=200, {where})")
+    assert v.measured[0][1] == pytest.approx(by_200)
+    span_s = (f["finish_us"].max() - f["start_us"].min()) * 1e-6
+    v = verdict(res, f"completion_rate({where})")
+    assert v.measured[0][1] == pytest.approx(f["finish_us"].notna().sum() / span_s)
     # The aggregate rate of the probed flows never sits at 1 Tb/s.
     v = verdict(res, "rate_settle_us(1000, hold_us=10)")
     assert v.measured[0][1] == float("inf")
