@@ -195,6 +195,24 @@ def test_ctrl_c_during_a_run_keeps_the_partial_output(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["partial"] is True
 
 
+def test_ctrl_c_after_the_run_finished_says_the_output_is_complete(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scenario_file: Path
+) -> None:
+    # The engine has written everything; Python is interrupted while building the frames.
+    def finished_then_interrupted(*args: object, out: Path, **kwargs: object) -> None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "summary.json").write_text('{"flows": {}}')
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "run", finished_then_interrupted)
+    out = scenario_file.parent / "r"
+    assert cli.main(["run", str(scenario_file), "--out", str(out)]) == 130
+    err = capsys.readouterr().err.strip()
+    assert (
+        err == f"ccsim: error: interrupted; the run had finished: its complete output is in {out}"
+    )
+
+
 def test_ctrl_c_while_building_a_huge_topology_stops_it(tmp_path: Path) -> None:
     # 400,000 hosts on one switch: routing takes hours (one search per host), and must stop at
     # Ctrl-C like the event loop does.
