@@ -30,8 +30,9 @@
 //!   (each from its own first packet) were tried: flows then settle at unequal shares, e.g.
 //!   Jain 0.98 among 4 flows after 100 ms;
 //! * RecRate counts wire bytes (headers included), since the RP paces wire bytes;
-//! * the RP floors its rate at `min_rate` (100 Mb/s, ccsim's): RecRate's 1 Mb/s unit rounds a
-//!   slow flow to 0, and a flow at rate 0 would never send the packet that brings the next CNP.
+//! * the RP floors its rate at `min_rate`, RecRate's unit of 1 Mb/s: a flow receiving less than
+//!   that gets RecRate 0, and a flow at rate 0 would never send the packet that brings the next
+//!   CNP. (The paper names no floor; 1024 flows on 10G need one below 9.7 Mb/s.)
 //!
 //! Defaults: T = 50 us (5.2; 6.2 recommends the network's largest RTT, so the experiments set
 //! it), w_min = 1/128 (the Fig. 10 example; 6.2 recommends 0.1/N for N flows, about 1/128 for
@@ -94,7 +95,7 @@ impl Default for PcnParams {
             w_min: 1.0 / 128.0,
             w_max: 0.5,
             congested_fraction: 0.95,
-            min_rate: Rate(100_000_000),
+            min_rate: Rate(1_000_000),
         }
     }
 }
@@ -392,7 +393,7 @@ mod tests {
         let p = PcnParams::default();
         let mut r = rp(10e9, 5e9);
         r.on_cnp(&p, true, 0.0);
-        assert_eq!(r.rate_bps(), 100e6);
+        assert_eq!(r.rate_bps(), 1e6);
         for _ in 0..100 {
             r.on_cnp(&p, false, 0.0);
         }
