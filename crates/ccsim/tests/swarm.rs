@@ -201,17 +201,24 @@ fn output(sc: &Scenario, sim: &mut Simulation) -> (String, serde_json::Value) {
 /// one-line error, or Err saying which invariant failed.
 fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
     let dir = std::env::temp_dir();
-    let sc = match Scenario::load(toml, &dir, None, &[]).and_then(|sc| sc.build().map(|_| sc)) {
-        Ok(sc) => sc,
-        Err(e) if !e.to_string().contains('\n') => {
-            eprintln!("rejected: {e}");
-            return Ok(None);
+    // A scenario the loader or builder rejects must say so in one line.
+    let reject = |e: ccsim::ScenarioError| match e.to_string() {
+        m if m.contains('\n') => Err(format!("error of more than one line: {m}")),
+        m => {
+            eprintln!("rejected: {m}");
+            Ok(None)
         }
-        Err(e) => return Err(format!("error of more than one line: {e}")),
+    };
+    let sc = match Scenario::load(toml, &dir, None, &[]) {
+        Ok(sc) => sc,
+        Err(e) => return reject(e),
     };
     let mut runs = Vec::new();
     for _ in 0..2 {
-        let mut sim = sc.build().map_err(|e| e.to_string())?;
+        let mut sim = match sc.build() {
+            Ok(sim) => sim,
+            Err(e) => return reject(e),
+        };
         match sim.run() {
             // Static XOFF thresholds that add up past the buffer (tight settings) can overflow
             // it: the engine stops with this one-line error rather than drop under PFC.

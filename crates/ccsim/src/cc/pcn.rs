@@ -170,24 +170,20 @@ pub struct PcnNp {
 }
 
 impl PcnNp {
-    /// The CNP that closes a period at `now_ps`, periods being `period_ps` long: (congested,
-    /// receiving rate in b/s), or None if no packet arrived. Resets the counts.
-    pub fn close_period(
-        &mut self,
-        p: &PcnParams,
-        now_ps: u64,
-        period_ps: u64,
-    ) -> Option<(bool, f64)> {
+    /// The CNP that closes a period at `now_ps`: (congested, receiving rate in b/s), or None
+    /// if no packet arrived. Resets the counts.
+    pub fn close_period(&mut self, p: &PcnParams, now_ps: u64) -> Option<(bool, f64)> {
         if self.packets == 0 {
             return None;
         }
         let congested = self.marked as f64 >= p.congested_fraction * self.packets as f64;
         // Over T; over the gap to the packet before when it exceeds T; over the time since the
         // flow's first packet when that is longer (a first period runs T to 2T).
-        let span_ps = if self.gap_ps > period_ps {
+        let t = p.period.0;
+        let span_ps = if self.gap_ps > t {
             self.gap_ps
         } else {
-            period_ps.max(now_ps - self.first_ps)
+            t.max(now_ps - self.first_ps)
         };
         let rate_bps = self.wire_bytes as f64 * 8e12 / span_ps as f64;
         (self.packets, self.marked, self.wire_bytes, self.gap_ps) = (0, 0, 0, 0);
@@ -230,7 +226,7 @@ impl ReceiverPart<PcnParams> for PcnNp {
         }
     }
     fn on_timer(&mut self, _: &mut (), p: &PcnParams, rx: &mut Rx, _: u8) {
-        match self.close_period(p, rx.now_ps, p.period.0) {
+        match self.close_period(p, rx.now_ps) {
             Some((congested, rate_bps)) => {
                 let mark = if congested { Mark::Ce } else { Mark::None };
                 let hdr = SchemeHdr {
@@ -410,7 +406,7 @@ mod tests {
             np.count(i * 1_000_000, 1_048, mark);
         }
         // 19 of 20 = 95%: congested; 20 x 1048 B in 50 us.
-        let (congested, rate) = np.close_period(&p, t, t).unwrap();
+        let (congested, rate) = np.close_period(&p, t).unwrap();
         assert!(congested);
         assert!((rate - 20.0 * 1048.0 * 8.0 / 50e-6).abs() < 1e-3);
         for i in 0..20 {
@@ -418,11 +414,11 @@ mod tests {
             np.count(t + i * 1_000_000, 1_048, mark);
         }
         assert!(
-            !np.close_period(&p, 2 * t, t).unwrap().0,
+            !np.close_period(&p, 2 * t).unwrap().0,
             "18 of 20 is below 95%"
         );
         // A period without packets sends nothing.
-        assert_eq!(np.close_period(&p, 3 * t, t), None);
+        assert_eq!(np.close_period(&p, 3 * t), None);
     }
 
     #[test]
@@ -431,11 +427,25 @@ mod tests {
         let t = p.period.0;
         let mut np = PcnNp::default();
         np.count(0, 1_048, Mark::None);
-        np.close_period(&p, t, t);
+        np.close_period(&p, t);
         // The next packet comes 3 periods later: its rate is over the 150 us gap, not T.
         np.count(3 * t, 1_048, Mark::None);
-        let (_, rate) = np.close_period(&p, 4 * t, t).unwrap();
+        let (_, rate) = np.close_period(&p, 4 * t).unwrap();
         assert!((rate - 1048.0 * 8.0 / 150e-6).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_first_period_is_measured_from_the_first_packet_to_its_boundary() {
+        // A flow's first packet at 0.3 T: its period closes at the grid boundary 2 T, and its
+        // rate is over the 1.7 T since that packet, not over T.
+        let p = PcnParams::default();
+        let t = p.period.0;
+        let mut np = PcnNp::default();
+        np.count(3 * t / 10, 1_048, Mark::None);
+        np.count(t, 1_048, Mark::None);
+        let (_, rate) = np.close_period(&p, 2 * t).unwrap();
+        let span_s = 1.7 * t as f64 / 1e12;
+        assert!((rate - 2.0 * 1048.0 * 8.0 / span_s).abs() < 1e-3 * rate);
     }
 
     #[test]
