@@ -130,11 +130,13 @@ pub struct Simulation {
     pub watchdog: Watchdog,
 }
 
-/// The progress watchdog (`host.stall_after`): bytes delivered at the last check.
+/// The progress watchdog (`host.stall_after`): bytes delivered, and packets switches dropped,
+/// at the last check.
 #[derive(Clone, Debug, Default)]
 pub struct Watchdog {
     pub after_ps: u64,
     delivered_at_check: u64,
+    drops_at_check: u64,
 }
 
 impl Simulation {
@@ -320,12 +322,15 @@ impl Simulation {
     }
 
     /// Every `host.stall_after`: if started flows are open but no byte was delivered since the
-    /// last check, and no PFC deadlock explains it, end the run with a stall naming them.
+    /// last check, and no PFC deadlock explains it, end the run with a stall naming them. If
+    /// switches kept dropping meanwhile, the senders were sending: a congestion collapse (the
+    /// go-back-N resends crowd out the packets the receivers wait for), not a transport bug.
     fn check_progress(&mut self) {
         if self.flows_open == 0 {
             return;
         }
         let delivered = self.metrics.delivered_bytes;
+        let drops: u64 = self.ports.iter().map(|p| p.drops).sum();
         let started_open = self
             .flows
             .iter()
@@ -334,8 +339,14 @@ impl Simulation {
             && started_open
             && self.deadlock.found.is_empty()
         {
+            let dropped = drops - self.watchdog.drops_at_check;
+            let why = if dropped > 0 {
+                format!("congestion collapse: switches dropped {dropped} packets meanwhile, and go-back-N resends crowd out the packets each receiver waits for; give the scheme a queue it can act in (fabric.loss deeper than the ECN threshold fabric.ecn.kmin) or use host.recovery = {{ mode = \"irn\" }}")
+            } else {
+                "a transport bug: please report it with this scenario".to_string()
+            };
             self.fatal = Some(SimError(format!(
-                "stall at {:.3} us: no byte delivered for {:.3} us with {} flow(s) unfinished; {} (a transport bug: please report it with this scenario)",
+                "stall at {:.3} us: no byte delivered for {:.3} us with {} flow(s) unfinished; {} ({why})",
                 self.now_ps as f64 / 1e6,
                 self.watchdog.after_ps as f64 / 1e6,
                 self.flows_open,
@@ -344,6 +355,7 @@ impl Simulation {
             return;
         }
         self.watchdog.delivered_at_check = delivered;
+        self.watchdog.drops_at_check = drops;
         self.q
             .push(self.now_ps + self.watchdog.after_ps, Event::ProgressCheck);
     }

@@ -125,8 +125,9 @@ fn the_ack_timer_releases_a_window_that_shrank_behind_its_packets() {
     )
     .unwrap();
     let err = sc.build().unwrap().run().unwrap_err().to_string();
+    // Nothing was dropped: a stuck sender, which the watchdog reports as a transport bug.
     assert!(
-        err.starts_with("stall") && err.contains("flow 19 "),
+        err.starts_with("stall") && err.contains("flow 19 ") && err.contains("transport bug"),
         "{err}"
     );
 }

@@ -272,3 +272,41 @@ at = "20us"
         .iter()
         .all(|f| f.finished && f.snd_nxt >= f.snd_una));
 }
+
+/// Found by the swarm (seed 73): DCQCN on a lossy fat-tree whose 32-packet drop-tail queues are
+/// shorter than its ECN threshold (40 KB at 10G), so no switch ever marks and 15 incast senders
+/// stay at line rate. Go-back-N resends then crowd out the one packet each receiver waits for:
+/// no byte is delivered for 100 ms. The watchdog names a congestion collapse, since switches
+/// kept dropping (senders were sending), not a transport bug.
+#[test]
+fn a_lossy_collapse_is_named_as_such() {
+    let toml = r#"
+seed = 73
+[topology]
+kind = "fat_tree"
+k = 4
+host_link = { rate = "10Gbps", delay = "3us" }
+fabric_link = { rate = "10Gbps", delay = "3us" }
+[cc]
+scheme = "dcqcn"
+[fabric]
+buffer = "4MB"
+pfc = { enabled = false }
+loss = { mode = "drop_tail", queue_packets = 32 }
+[host]
+ack_every_packets = 4
+stall_after = "5ms"
+[[workload]]
+kind = "incast"
+senders = 15
+size = "2MB"
+at = "20us"
+"#;
+    let sc = ccsim::Scenario::load(toml, std::path::Path::new("."), None, &[]).unwrap();
+    let err = sc.build().unwrap().run().unwrap_err().to_string();
+    assert!(
+        err.starts_with("stall") && err.contains("congestion collapse: switches dropped"),
+        "{err}"
+    );
+    assert!(!err.contains("transport bug"), "{err}");
+}

@@ -11,7 +11,8 @@
 //! Scenarios draw every topology kind and scheme, lossless and lossy fabrics, tight and loose
 //! PFC and buffer settings, coalesced ACKs, windows, and MTUs from 256 B to 9 KB. A scenario the
 //! loader rejects, or whose PFC settings let the buffer overflow (the engine stops with a
-//! "lossless violation" naming the fix), must say so in one line, and few may.
+//! "lossless violation" naming the fix), or a lossy run that collapses (the watchdog names the
+//! drops), must say so in one line, and few may.
 //!
 //! `CCSIM_SWARM=N` sets the count (CI: 300), `CCSIM_SWARM_SEED=S` the first seed. A failure
 //! prints its seed and the scenario, which `ccsim run` takes as it is.
@@ -223,6 +224,13 @@ fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
             // Static XOFF thresholds that add up past the buffer (tight settings) can overflow
             // it: the engine stops with this one-line error rather than drop under PFC.
             Err(e) if e.to_string().starts_with("lossless violation") => {
+                eprintln!("stopped: {e}");
+                return Ok(None);
+            }
+            // A lossy fabric whose scheme cannot slow the senders (e.g. DCQCN with a drop-tail
+            // queue shorter than its ECN threshold) can collapse under go-back-N: physics, which
+            // the watchdog tells from a stuck sender by the drops during the stall.
+            Err(e) if e.to_string().contains("congestion collapse") => {
                 eprintln!("stopped: {e}");
                 return Ok(None);
             }
