@@ -579,8 +579,102 @@ def completion_rate(
     return _aggregate(per_s, agg, "completion_rate")
 
 
+def _phases(
+    flows: pd.DataFrame, n: int, settle_us: float, end_us: float
+) -> list[tuple[float, float, list[int]]]:
+    """The intervals (from ``settle_us`` after it begins) in which exactly ``n`` flows run,
+    with those flows' ids; the last one ends at ``end_us``."""
+    ends = flows["finish_us"].fillna(math.inf)
+    times = sorted(set(flows["start_us"]) | set(ends[ends < end_us]) | {end_us})
+    out = []
+    for t0, t1 in zip(times, times[1:]):
+        active = flows[(flows["start_us"] <= t0) & (ends >= t1)]
+        if len(active) == n and t1 - t0 > settle_us:
+            out.append((t0 + settle_us, t1, [int(f) for f in active["id"]]))
+    return out
+
+
+def _phase_goodputs(
+    res: SweepResult, n: int, settle_us: float, where: Mapping[str, Any]
+) -> list[list[float]]:
+    """Per run, per interval with exactly ``n`` flows running: each one's mean goodput (Gb/s)
+    from ``settle_us`` after the interval begins to its end."""
+    sel = _select(res, where)
+    flows, rates = sel.flows, sel.table("rates")
+    out = []
+    for rid in sel.ok_runs["run_id"]:
+        mine = rates[rates["run_id"] == rid]
+        end_us = float(mine["time_us"].max()) if len(mine) else 0.0
+        for t0, t1, ids in _phases(flows[flows["run_id"] == rid], n, settle_us, end_us):
+            w = mine[(mine["time_us"] > t0) & (mine["time_us"] <= t1) & mine["flow"].isin(ids)]
+            g = w.groupby("flow")["throughput_bps"].mean() / 1e9
+            if len(g) == n:
+                out.append([float(x) for x in g])
+    if not out:
+        raise ClaimError(
+            f"no interval with {n} flows running and rate samples after {settle_us} us"
+        )
+    return out
+
+
+def phase_jain(res: SweepResult, n: int, settle_us: float = 50, **where: Any) -> float:
+    """Jain's index of the flows' goodput in the intervals where exactly ``n`` flows run (from
+    ``settle_us`` after each begins; flows' starts and finishes bound them): the worst one."""
+    return min(
+        sum(g) ** 2 / (len(g) * sum(x * x for x in g))
+        for g in _phase_goodputs(res, n, settle_us, where)
+    )
+
+
+def phase_goodput_gbps(res: SweepResult, n: int, settle_us: float = 50, **where: Any) -> float:
+    """Mean per-flow goodput (Gb/s) in the intervals where exactly ``n`` flows run (see
+    ``phase_jain``)."""
+    gs = [x for g in _phase_goodputs(res, n, settle_us, where) for x in g]
+    return sum(gs) / len(gs)
+
+
+def pause_time_pct(res: SweepResult, agg: str = "mean", **where: Any) -> float:
+    """PFC pause time (RCC's Table II): the share (%) of the span from the first flow start to
+    the last finish that the sending hosts' NICs spent paused, averaged over those hosts; per
+    run, aggregated over runs with ``agg``."""
+    sel = _select(res, where)
+    flows, ports = sel.flows, sel.pfc_ports
+    pct = []
+    for rid in sel.ok_runs["run_id"]:
+        mine = flows[flows["run_id"] == rid]
+        span_us = float(mine["finish_us"].max() - mine["start_us"].min())
+        senders = {f"h{int(h)}" for h in mine["src"].unique()}
+        p = ports[(ports["run_id"] == rid) & (ports["layer"] == "host")]
+        paused_us = float(p[p["node"].isin(senders)]["paused_time_ps"].sum()) / 1e6
+        pct.append(100.0 * paused_us / (len(senders) * span_us) if span_us > 0 else 0.0)
+    return _aggregate(pct, agg, "pause_time_pct")
+
+
+def aggregate_goodput_gbps(
+    res: SweepResult, size_bytes: int | None = None, agg: str = "mean", **where: Any
+) -> float:
+    """The finished flows' (of exactly ``size_bytes``, if given) bytes over the span from the
+    first one's start to the last one's finish, in Gb/s; per run, aggregated with ``agg``."""
+    sel = _select(res, where)
+    flows = sel.flows
+    out = []
+    for rid in sel.ok_runs["run_id"]:
+        mine = flows[(flows["run_id"] == rid) & flows["finish_us"].notna()]
+        if size_bytes is not None:
+            mine = mine[mine["size_bytes"] == size_bytes]
+        if mine.empty:
+            raise ClaimError(f"aggregate_goodput_gbps: no finished flows of {size_bytes} bytes")
+        span_us = float(mine["finish_us"].max() - mine["start_us"].min())
+        out.append(float(mine["size_bytes"].sum()) * 8 / span_us / 1e3)
+    return _aggregate(out, agg, "aggregate_goodput_gbps")
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "completion_rate": completion_rate,
+    "phase_jain": phase_jain,
+    "phase_goodput_gbps": phase_goodput_gbps,
+    "pause_time_pct": pause_time_pct,
+    "aggregate_goodput_gbps": aggregate_goodput_gbps,
     "rate_settle_us": rate_settle_us,
     "queue_settle_us": queue_settle_us,
     "goodput_gbps": goodput_gbps,

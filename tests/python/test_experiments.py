@@ -64,7 +64,9 @@ def test_reproduce_quick_prints_claims_with_numbers(tmp_path: Path) -> None:
     assert "Claims" in page and page.count('<tr class="holds">') == len(exp.claims)
 
 
-PAPER_ENTRIES = [e for e in ENTRIES if e.startswith(("acc-fig", "pcn-")) or e == "acc-table2"]
+PAPER_ENTRIES = [
+    e for e in ENTRIES if e.startswith(("acc-fig", "pcn-", "rcc-")) or e == "acc-table2"
+]
 # Claims that are the issues' must-shows and hold at the quick size in ccsim.
 MUST_HOLD = {
     "pcn-fig2-3": "all",
@@ -73,6 +75,14 @@ MUST_HOLD = {
         "PCN brings the aggregate rate to capacity (within 5%) within 2 ms, about 4 RTT (Fig. 11(b))"
     ],
     "acc-fig10": "all",
+    "rcc-fig6": "all",
+    "rcc-fig7-8": ["RCC: the incast's aggregate goodput is ~95 Gb/s (paper: 94.98 Gb/s)"],
+    "rcc-fig14-15": [
+        "RCC: flows 1 and 2 share the in-network bottleneck fairly (Jain >= 0.99)",
+        "RCC keeps the in-network queue near zero (mean under 10 KB; the PID's target is ~5.4 KB)",
+        "RCC-EWA, without PID, builds a large in-network queue (over 10x RCC's, Fig. 15(d))",
+    ],
+    "rcc-table2": ["RCC: no PFC pause up to N = 192, and at most 1% at N = 256 (paper: 0.3%)"],
     "acc-fig9": "all",
     "acc-table2": [
         "ACC never deadlocks (Table 2: 0 of 50)",
@@ -83,7 +93,7 @@ MUST_HOLD = {
 
 @pytest.mark.parametrize("name", sorted(set(PAPER_ENTRIES) - {"acc-fig10-baselines"}))
 def test_paper_entries_measure_every_claim(tmp_path: Path, name: str) -> None:
-    """Each ACC and PCN entry runs at its quick size and measures every claim (holds or fails with its
+    """Each ACC, PCN and RCC entry runs at its quick size and measures every claim (holds or fails with its
     numbers, never an error); the must-show claims hold. A claim of the paper that ccsim does
     not reproduce at this size is reported, not hidden: see the entry's description."""
     proc = ccsim_cli("reproduce", name, "--quick", "--catalog", str(CATALOG), cwd=tmp_path)

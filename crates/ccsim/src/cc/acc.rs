@@ -47,7 +47,7 @@ const INFO: SchemeInfo = SchemeInfo {
     name: "acc",
     description: "ACC: ACK-driven rate control on TCD's ternary marks; congested flows halt until their excess drains, then send at the ACK arrival rate; victims halve after P_thresh UE periods; two-stage increase.",
     paper: "Zhang et al., Revisiting Congestion Control for Lossless Ethernet, NSDI 2024",
-    bdp_window: true,
+    base_rtt: super::BaseRtt::Fabric,
     fabric: super::FabricMode::Lossless,
     ..SchemeInfo::BASE
 };

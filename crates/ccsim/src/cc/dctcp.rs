@@ -38,7 +38,7 @@ impl Scheme for Dctcp {
             ref_rate_bps: 10_000_000_000,
         }),
         ack_priority: None,
-        bdp_window: true,
+        base_rtt: super::BaseRtt::Fabric,
         ..SchemeInfo::BASE
     }];
     type Params = DctcpParams;

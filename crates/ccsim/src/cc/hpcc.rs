@@ -40,7 +40,7 @@ impl Scheme for Hpcc {
         paper: "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019; HPCC ns-3 simulator rdma-hw.cc",
         ack_priority: None,
         header_bytes: INT_HEADER_BYTES,
-        bdp_window: true,
+        base_rtt: super::BaseRtt::Fabric,
         int: true,
         ..SchemeInfo::BASE
     }];

@@ -25,6 +25,7 @@ pub mod hpcc;
 pub mod none;
 pub mod pcn;
 pub mod qcn;
+pub mod rcc;
 pub mod tcd;
 #[cfg(test)]
 mod test_scheme;
@@ -73,6 +74,17 @@ pub enum FabricMode {
     Lossy,
 }
 
+/// The base RTT a scheme's flows learn at build time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaseRtt {
+    None,
+    /// The fabric's longest base RTT, for a BDP window (the HPCC simulator's `GLOBAL_T 1`).
+    Fabric,
+    /// The flow's own path: its base RTT, its data packets' base one-way delay and the rate of
+    /// its last hop (`Rx::base_owd_ps`, `last_hop_bps`).
+    Path,
+}
+
 /// A registered scheme name: how scenarios name it and what the engine must do for it.
 #[derive(Clone, Copy, Debug)]
 pub struct SchemeInfo {
@@ -86,8 +98,8 @@ pub struct SchemeInfo {
     pub ack_priority: Option<u8>,
     /// Header bytes the scheme adds to every data packet and ACK (INT, timestamps).
     pub header_bytes: u32,
-    /// The sender's flows learn the fabric's longest base RTT (for a BDP window).
-    pub bdp_window: bool,
+    /// Which base RTT the scheme's flows learn (`Tx::base_rtt_ps`, `Rx::base_rtt_ps`).
+    pub base_rtt: BaseRtt,
     /// Data packets collect INT records (the engine keeps them beside the packet and hands the
     /// data packet's records to the sender with its ACK).
     pub int: bool,
@@ -123,7 +135,7 @@ impl SchemeInfo {
         ecn: None,
         ack_priority: Some(0),
         header_bytes: 0,
-        bdp_window: false,
+        base_rtt: BaseRtt::None,
         int: false,
         trim: false,
         prio_per_packet: false,
@@ -442,10 +454,14 @@ impl Tx<'_> {
     pub fn snd_una(&self) -> u64 {
         self.f.snd_una
     }
-    /// The fabric's longest base RTT (set for schemes with `bdp_window`).
+    /// The base RTT the scheme asked for (`SchemeInfo::base_rtt`; 0 for none).
     #[inline]
     pub fn base_rtt_ps(&self) -> u64 {
         self.f.base_rtt_ps
+    }
+    /// Rate of the last link to the receiver (`BaseRtt::Path` only).
+    pub fn last_hop_bps(&self) -> u64 {
+        self.f.path.last_hop_bps
     }
     /// Bandwidth-delay product of `base_rtt_ps` at the line rate.
     pub fn bdp_bytes(&self) -> u64 {
@@ -469,6 +485,25 @@ impl Rx<'_> {
     /// The flow's size (`transport::UNBOUNDED` while a long-lived flow runs).
     pub fn size_bytes(&self) -> u64 {
         self.f.size_bytes
+    }
+    pub fn long_lived(&self) -> bool {
+        self.f.long_lived
+    }
+    pub fn mtu_payload_bytes(&self) -> u64 {
+        self.f.mtu_payload_bytes
+    }
+    /// The flow's path base RTT (`BaseRtt::Path` only).
+    pub fn base_rtt_ps(&self) -> u64 {
+        self.f.base_rtt_ps
+    }
+    /// A full data packet's one-way delay on the flow's idle path: propagation plus
+    /// store-and-forward serialization per hop (`BaseRtt::Path` only).
+    pub fn base_owd_ps(&self) -> u64 {
+        self.f.path.base_owd_ps
+    }
+    /// Rate of the last link into the receiver (`BaseRtt::Path` only).
+    pub fn last_hop_bps(&self) -> u64 {
+        self.f.path.last_hop_bps
     }
 }
 
@@ -840,6 +875,7 @@ registry! {
     DcqcnTcd => dcqcn_tcd::DcqcnTcd,
     TimelyTcd => timely_tcd::TimelyTcd,
     Pcn => pcn::Pcn,
+    Rcc => rcc::Rcc,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
 }

@@ -4,13 +4,14 @@
 
 use super::config::{IdealFct, RecoveryMode};
 use super::{Scenario, ScenarioError};
+use crate::cc::BaseRtt;
 use crate::metrics::{Metrics, Results};
 use crate::net::mmu::BufferState;
 use crate::net::{Arena, Port};
 use crate::sim::rng::{mix64, stream};
 use crate::sim::{tx_time_ps, EventQueue, Rng};
 use crate::topo::{Layer, Routes, Topology};
-use crate::transport::Flow;
+use crate::transport::{Flow, PathBase};
 use crate::workload::{generate, FlowSpec};
 use crate::world::{DropPolicy, HostState, Settings, Simulation};
 
@@ -431,7 +432,7 @@ impl Scenario {
         let irn = sim.s.drop.is_some() && sim.s.recovery.mode == RecoveryMode::Irn;
         let mut base_rtt_ps = 0;
         let mut window = h.window.map_or(u64::MAX, |w| w.0);
-        if sim.s.int_enabled || info.bdp_window || irn {
+        if sim.s.int_enabled || info.base_rtt == BaseRtt::Fabric || irn {
             let (rtt_ps, (src, dst, switches)) = sim.longest_paths()?;
             if sim.s.int_enabled && switches > crate::net::MAX_INT_HOPS {
                 return Err(ScenarioError::new("topology", format!(
@@ -439,7 +440,7 @@ impl Scenario {
                     crate::net::MAX_INT_HOPS
                 )));
             }
-            if info.bdp_window {
+            if info.base_rtt == BaseRtt::Fabric {
                 base_rtt_ps = rtt_ps;
             }
             if irn && h.window.is_none() {
@@ -455,6 +456,11 @@ impl Scenario {
             fl.line_rate_bps = host_rate[s.src as usize];
             fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
             fl.base_rtt_ps = base_rtt_ps;
+            if info.base_rtt == BaseRtt::Path {
+                let path = sim.path(sim.flows.len() as u32, s.src, s.dst);
+                fl.base_rtt_ps = sim.base_rtt_ps(&path);
+                fl.path = sim.path_base(&path);
+            }
             fl.ctl.window_bytes = window;
             fl.ctl.data_prio = sim.s.data_priority;
             if irn {
@@ -656,6 +662,19 @@ impl Simulation {
                 2 * p.delay_ps + tx_time_ps(full, p.rate_bps)
             })
             .sum()
+    }
+
+    /// A full data packet's one-way delay on an idle path, and the rate of its last link.
+    fn path_base(&self, path: &Path) -> PathBase {
+        let full = (self.s.mtu_payload_bytes + self.s.header_bytes) as u64;
+        let ports = path.ports.iter().map(|&pid| &self.ports[pid as usize]);
+        PathBase {
+            base_owd_ps: ports
+                .map(|p| p.delay_ps + tx_time_ps(full, p.rate_bps))
+                .sum(),
+            last_hop_bps: self.ports[*path.ports.last().expect("a path has a hop") as usize]
+                .rate_bps,
+        }
     }
 
     /// Over every ordered pair of hosts, on the ECMP path of flow id 0: the longest base RTT

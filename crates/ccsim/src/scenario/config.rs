@@ -351,7 +351,7 @@ impl Default for CcCfg {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum HostSet {
-    /// "all"
+    /// "all", or "A..B": hosts A to B, both included.
     All(String),
     /// Explicit host ids.
     List(Vec<u32>),

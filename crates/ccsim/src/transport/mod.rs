@@ -31,6 +31,15 @@ pub struct SendCtl {
     pub data_prio: u8,
 }
 
+/// A flow's idle path beyond its base RTT, for schemes that measure one-way delay.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PathBase {
+    /// A full data packet's one-way delay: propagation plus serialization at every hop.
+    pub base_owd_ps: u64,
+    /// Rate of the last link, into the receiver.
+    pub last_hop_bps: u64,
+}
+
 /// A flow's sender and receiver state (one struct: the simulator sees both ends). Scheme
 /// hooks see it only through `cc::Tx` and `cc::Rx`.
 #[derive(Clone, Debug)]
@@ -50,9 +59,11 @@ pub struct Flow {
     pub ctl: SendCtl,
     pub line_rate_bps: u64,
     pub mtu_payload_bytes: u64,
-    /// The fabric's longest base RTT (set only for schemes with a BDP window; the HPCC
-    /// simulator's `GLOBAL_T 1`).
+    /// The base RTT the scheme asked for (`cc::BaseRtt`): the fabric's longest (the HPCC
+    /// simulator's `GLOBAL_T 1`) or the flow's own path's; 0 for none.
     pub base_rtt_ps: u64,
+    /// More of the flow's idle path (`cc::BaseRtt::Path` only).
+    pub path: PathBase,
     pub tx_timers: TimerEpochs,
     pub in_active: bool,
     pub finished: bool,
@@ -109,6 +120,7 @@ impl Flow {
             line_rate_bps: 0,
             mtu_payload_bytes: 0,
             base_rtt_ps: 0,
+            path: PathBase::default(),
             tx_timers: [0; TIMER_KINDS],
             in_active: false,
             finished: false,

@@ -185,10 +185,22 @@ impl Cdf {
 fn hosts_of(set: &HostSet, n_hosts: u32, field: &str) -> Result<Vec<u32>, ScenarioError> {
     match set {
         HostSet::All(s) if s == "all" => Ok((0..n_hosts).collect()),
-        HostSet::All(s) => Err(ScenarioError::new(
-            field,
-            format!("`{s}`: write \"all\" or a list of host ids"),
-        )),
+        HostSet::All(s) => {
+            let range = s.split_once("..").and_then(|(a, b)| {
+                Some((a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?))
+            });
+            match range {
+                Some((a, b)) if a < b && b < n_hosts => Ok((a..=b).collect()),
+                Some(_) => Err(ScenarioError::new(
+                    field,
+                    format!("`{s}`: a range A..B needs A < B <= {} (hosts are 0..{})", n_hosts - 1, n_hosts - 1),
+                )),
+                None => Err(ScenarioError::new(
+                    field,
+                    format!("`{s}`: write \"all\", a range \"A..B\" (both included) or a list of host ids"),
+                )),
+            }
+        }
         HostSet::List(v) => {
             for &h in v {
                 if h >= n_hosts {
@@ -302,22 +314,24 @@ pub fn generate(
             hosts,
         } => {
             let hs = hosts_of(hosts, nh, &field("hosts"))?;
-            if *senders == 0 || *senders as usize >= hs.len() {
-                return Err(ScenarioError::new(
-                    &field("senders"),
-                    format!(
-                        "must be between 1 and {} (hosts available minus the receiver)",
-                        hs.len() - 1
-                    ),
-                ));
-            }
             if let Some(r) = receiver {
-                if !hs.contains(r) {
+                if *r >= nh {
                     return Err(ScenarioError::new(
                         &field("receiver"),
                         format!("unknown host {r}; hosts are 0..{}", nh - 1),
                     ));
                 }
+            }
+            // Senders come from `hosts` minus the receiver (a fixed receiver may lie outside).
+            let pool = match receiver {
+                Some(r) if !hs.contains(r) => hs.len(),
+                _ => hs.len() - 1,
+            };
+            if *senders == 0 || *senders as usize > pool {
+                return Err(ScenarioError::new(
+                    &field("senders"),
+                    format!("must be between 1 and {pool} (hosts available minus the receiver)"),
+                ));
             }
             if size.0 == 0 {
                 return Err(ScenarioError::new(&field("size"), "must be > 0"));
