@@ -486,9 +486,6 @@ impl Rx<'_> {
     pub fn size_bytes(&self) -> u64 {
         self.f.size_bytes
     }
-    pub fn long_lived(&self) -> bool {
-        self.f.long_lived
-    }
     pub fn mtu_payload_bytes(&self) -> u64 {
         self.f.mtu_payload_bytes
     }

@@ -54,6 +54,8 @@
 //!   another flow only partly fills can see three high delays before B_R reaches eta C, and
 //!   goes to PID although its congestion is at the last hop (the multi-bottleneck test's flow
 //!   3); the paper reports its detection always matched;
+//! * a message ends when its last byte arrives in order; a long-lived flow counts until it is
+//!   stopped and its last packet arrives;
 //! * the window never drops below one MTU of payload (ccsim's floor; the transport keeps one
 //!   packet in flight at any window);
 //! * a flow's first window, before any ACK, is its line-rate BDP (it "starts at line rate");
@@ -396,7 +398,7 @@ impl ReceiverPart<RccParams> for RccReceiver {
         }
         let b_r = host.receive(rx.now_ps, d.size_bytes);
         let n = host.active.max(1);
-        if !self.ended && !rx.long_lived() && rx.rcv_nxt() >= rx.size_bytes() {
+        if !self.ended && rx.rcv_nxt() >= rx.size_bytes() {
             self.ended = true;
             host.active -= 1;
         }
