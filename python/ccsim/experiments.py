@@ -363,8 +363,7 @@ def jain(res: SweepResult, after_us: float = 0, agg: str = "mean", **where: Any)
     aggregated over runs with ``agg``."""
 
     def one(rates: pd.DataFrame) -> float:
-        x = rates.groupby("flow")["throughput_bps"].mean()
-        return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+        return _jain(list(rates.groupby("flow")["throughput_bps"].mean()))
 
     return _per_run(res, "rates", after_us, one, agg, where)
 
@@ -563,20 +562,17 @@ def completion_rate(
     """Flows completed per second (PCN's flow completion rate), per run: those finished by
     ``until_us`` over that time, or (default) every finished flow over the span from the first
     start to the last finish; aggregated over runs with ``agg``."""
-    sel = _select(res, where)
-    flows = sel.flows
-    per_s = []
-    for rid in sel.ok_runs["run_id"]:
-        mine = flows[flows["run_id"] == rid]
-        done = mine[mine["finish_us"].notna()]
+
+    def one(flows: pd.DataFrame) -> float:
+        done = flows[flows["finish_us"].notna()]
         if until_us is not None:
-            per_s.append(int((done["finish_us"] <= until_us).sum()) / (until_us * 1e-6))
-        elif done.empty:
-            per_s.append(0.0)
-        else:
-            span_us = float(done["finish_us"].max() - mine["start_us"].min())
-            per_s.append(len(done) / (span_us * 1e-6))
-    return _aggregate(per_s, agg, "completion_rate")
+            return int((done["finish_us"] <= until_us).sum()) / (until_us * 1e-6)
+        if done.empty:
+            return 0.0
+        span_us = float(done["finish_us"].max() - flows["start_us"].min())
+        return len(done) / (span_us * 1e-6)
+
+    return _per_run(res, "flows", None, one, agg, where)
 
 
 def _phases(
@@ -620,10 +616,7 @@ def _phase_goodputs(
 def phase_jain(res: SweepResult, n: int, settle_us: float = 50, **where: Any) -> float:
     """Jain's index of the flows' goodput in the intervals where exactly ``n`` flows run (from
     ``settle_us`` after each begins; flows' starts and finishes bound them): the worst one."""
-    return min(
-        sum(g) ** 2 / (len(g) * sum(x * x for x in g))
-        for g in _phase_goodputs(res, n, settle_us, where)
-    )
+    return min(_jain(g) for g in _phase_goodputs(res, n, settle_us, where))
 
 
 def phase_goodput_gbps(res: SweepResult, n: int, settle_us: float = 50, **where: Any) -> float:
@@ -655,18 +648,17 @@ def aggregate_goodput_gbps(
 ) -> float:
     """The finished flows' (of exactly ``size_bytes``, if given) bytes over the span from the
     first one's start to the last one's finish, in Gb/s; per run, aggregated with ``agg``."""
-    sel = _select(res, where)
-    flows = sel.flows
-    out = []
-    for rid in sel.ok_runs["run_id"]:
-        mine = flows[(flows["run_id"] == rid) & flows["finish_us"].notna()]
+
+    def one(flows: pd.DataFrame) -> float:
+        mine = flows[flows["finish_us"].notna()]
         if size_bytes is not None:
             mine = mine[mine["size_bytes"] == size_bytes]
         if mine.empty:
             raise ClaimError(f"aggregate_goodput_gbps: no finished flows of {size_bytes} bytes")
         span_us = float(mine["finish_us"].max() - mine["start_us"].min())
-        out.append(float(mine["size_bytes"].sum()) * 8 / span_us / 1e3)
-    return _aggregate(out, agg, "aggregate_goodput_gbps")
+        return float(mine["size_bytes"].sum()) * 8 / span_us / 1e3
+
+    return _per_run(res, "flows", None, one, agg, where)
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -718,16 +710,19 @@ def _param(res: SweepResult, name: str) -> str:
 def _per_run(
     res: SweepResult,
     table: str,
-    after_us: float,
+    after_us: float | None,
     fn: Callable[[pd.DataFrame], float],
     agg: str,
     where: Mapping[str, Any],
 ) -> float:
+    """``fn`` of each matching run's rows of ``table`` (probe samples from ``after_us`` on; a
+    table without time, e.g. flows, with ``after_us=None``), aggregated with ``agg``."""
     sel = _select(res, where)
     df = sel.table(table)
     if df.empty:
         raise ClaimError(f"no {table} samples; enable [output] {table} probes in the scenario")
-    df = df[df["time_us"] >= after_us]
+    if after_us is not None:
+        df = df[df["time_us"] >= after_us]
     values = []
     for rid in sel.ok_runs["run_id"]:
         one = df[df["run_id"] == rid]
@@ -735,6 +730,11 @@ def _per_run(
             raise ClaimError(f"run {rid} has no {table} samples after {after_us} us")
         values.append(fn(one))
     return _aggregate(values, agg, table)
+
+
+def _jain(values: Sequence[float]) -> float:
+    """Jain's fairness index of ``values``."""
+    return float(sum(values) ** 2 / (len(values) * sum(x * x for x in values)))
 
 
 def _link_mean(link: str | None, column: str, scale: float) -> Callable[[pd.DataFrame], float]:

@@ -117,14 +117,7 @@ fn the_ack_timer_releases_a_window_that_shrank_behind_its_packets() {
     assert!(sim.flows.iter().all(|f| f.finished));
     assert_eq!(r.summary["flows"]["unfinished"], 0);
     // Without the timer (an hour is as good as none), the same run stalls on flow 19.
-    let sc = ccsim::Scenario::load(
-        SHRINKING_WINDOW,
-        std::path::Path::new("."),
-        None,
-        &["host.ack_timer=\"3600s\"".into()],
-    )
-    .unwrap();
-    let err = sc.build().unwrap().run().unwrap_err().to_string();
+    let err = common::run_error(SHRINKING_WINDOW, &["host.ack_timer=\"3600s\""]);
     // Nothing was dropped: a stuck sender, which the watchdog reports as a transport bug.
     assert!(
         err.starts_with("stall") && err.contains("flow 19 ") && err.contains("transport bug"),

@@ -150,9 +150,7 @@ fn headroom_overflow_fails_loudly() {
     // Headroom far below the in-flight bytes after a PAUSE: the run must stop with a lossless
     // violation instead of dropping silently.
     let toml = format!("{INCAST}\n[fabric.pfc]\nxoff = \"20KB\"\nheadroom = \"2KB\"\n");
-    let sc = ccsim::Scenario::load(&toml, std::path::Path::new("."), None, &[]).unwrap();
-    let mut sim = sc.build().unwrap();
-    let err = sim.run().unwrap_err().to_string();
+    let err = common::run_error(&toml, &[]);
     assert!(
         err.contains("lossless violation") && err.contains("headroom"),
         "{err}"

@@ -302,8 +302,7 @@ senders = 15
 size = "2MB"
 at = "20us"
 "#;
-    let sc = ccsim::Scenario::load(toml, std::path::Path::new("."), None, &[]).unwrap();
-    let err = sc.build().unwrap().run().unwrap_err().to_string();
+    let err = common::run_error(toml, &[]);
     assert!(
         err.starts_with("stall") && err.contains("congestion collapse: switches dropped"),
         "{err}"

@@ -456,8 +456,8 @@ impl Scenario {
             fl.line_rate_bps = host_rate[s.src as usize];
             fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
             fl.base_rtt_ps = base_rtt_ps;
+            let path = sim.path(sim.flows.len() as u32, s.src, s.dst);
             if info.base_rtt == BaseRtt::Path {
-                let path = sim.path(sim.flows.len() as u32, s.src, s.dst);
                 fl.base_rtt_ps = sim.base_rtt_ps(&path);
                 fl.path = sim.path_base(&path);
             }
@@ -467,13 +467,8 @@ impl Scenario {
                 fl.loss.irn = Some(Box::default());
                 fl.ooo = Some(Box::default());
             }
-            fl.ideal_fct_ps = sim.ideal_fct_ps(
-                sim.flows.len() as u32,
-                s.src,
-                s.dst,
-                s.size_bytes.unwrap_or(0),
-                self.cfg.output.ideal_fct,
-            );
+            fl.ideal_fct_ps =
+                sim.ideal_fct_ps(&path, s.size_bytes.unwrap_or(0), self.cfg.output.ideal_fct);
             let limit = crate::sim::units::MAX_TIME_PS;
             if fl.ideal_fct_ps > limit || s.start_ps > limit {
                 return Err(ScenarioError::new(
@@ -598,21 +593,13 @@ struct Path {
 }
 
 impl Simulation {
-    /// Ideal FCT on the path ECMP gives flow `fid` (DESIGN.md, metrics), by definition `def`.
-    pub(crate) fn ideal_fct_ps(
-        &self,
-        fid: u32,
-        src: u32,
-        dst: u32,
-        size: u64,
-        def: IdealFct,
-    ) -> u64 {
+    /// Ideal FCT of `size` bytes on a flow's path (DESIGN.md, metrics), by definition `def`.
+    fn ideal_fct_ps(&self, path: &Path, size: u64, def: IdealFct) -> u64 {
         let (mtu, hdr) = (self.s.mtu_payload_bytes as u64, self.s.header_bytes as u64);
         let wire = size.saturating_add(size.div_ceil(mtu).saturating_mul(hdr));
-        let path = self.path(fid, src, dst);
         match def {
             IdealFct::Hpcc => self
-                .base_rtt_ps(&path)
+                .base_rtt_ps(path)
                 .saturating_add(tx_time_ps(wire, path.bottleneck_bps)),
             IdealFct::Exact => {
                 // Store-and-forward of the first packet, then the rest streams at the bottleneck

@@ -22,6 +22,15 @@ pub fn run_with(
     (sc, sim, r)
 }
 
+/// Build `toml` with `overrides` and run it, expecting the run to fail: its error message.
+pub fn run_error(toml: &str, overrides: &[&str]) -> String {
+    let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let sc = Scenario::load(toml, std::path::Path::new("."), None, &ov)
+        .unwrap_or_else(|e| panic!("scenario: {e}"));
+    let mut sim = sc.build().unwrap_or_else(|e| panic!("build: {e}"));
+    sim.run().expect_err("the run should fail").to_string()
+}
+
 /// Column `col` of table `table` as f64 values.
 pub fn column(r: &Results, table: &str, col: &str) -> Vec<f64> {
     use ccsim::metrics::Column;
