@@ -77,10 +77,17 @@ MUST_HOLD = {
     "acc-fig10": "all",
     "rcc-fig6": "all",
     "rcc-fig7-8": ["RCC: the incast's aggregate goodput is ~95 Gb/s (paper: 94.98 Gb/s)"],
-    "rcc-fig14-15": [
+    "rcc-fig15": [
         "RCC: flows 1 and 2 share the in-network bottleneck fairly (Jain >= 0.99)",
         "RCC keeps the in-network queue near zero (mean under 10 KB; the PID's target is ~5.4 KB)",
         "RCC-EWA, without PID, builds a large in-network queue (over 10x RCC's, Fig. 15(d))",
+    ],
+    "rcc-fig9-11": ["Every flow of every run finishes, and RCC triggers no PFC PAUSE"],
+    "rcc-fig16-17": [
+        "Last-hop congestion: each flow settles at its share, 11.8 Gb/s of goodput, within 5% (Fig. 16(a): 12 Gb/s)",
+        "Last-hop congestion: the queue at r1's port stays near zero (mean under 10 KB, Fig. 16(a))",
+        "In-network congestion: the bottleneck stays busy (utilization above 0.9) with a low queue (mean under 10 KB, Fig. 16(b))",
+        "3-to-1 incast: the receiver's port stays busy (utilization above 0.9) with a low queue (mean under 10 KB, Fig. 17)",
     ],
     "rcc-table2": ["RCC: no PFC pause up to N = 192, and at most 1% at N = 256 (paper: 0.3%)"],
     "acc-fig9": "all",
