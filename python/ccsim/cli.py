@@ -1,4 +1,5 @@
-"""The ``ccsim`` command: run, validate, list, bench, sweep, plot, report, reproduce.
+"""The ``ccsim`` command: run, validate, list, bench, sweep, plot, report, reproduce,
+import-hpcc.
 
 A user error (invalid scenario or sweep, missing file, ``--set`` without ``=``, unwritable
 ``--out``) prints one line ``ccsim: error: <message>`` on stderr and exits 2; Ctrl-C exits 130.
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ccsim import api, bench, plots, sweeps
+from ccsim import api, bench, hpcc_import, plots, sweeps
 from ccsim._core import ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
 
@@ -142,6 +143,25 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import_hpcc(args: argparse.Namespace) -> int:
+    config = Path(args.config)
+    target = Path(args.out) if args.out else None
+    imported = hpcc_import.import_config(config, (target or Path("x")).resolve().parent)
+    notes = [f"# Imported by `ccsim import-hpcc` from the HPCC ns-3 simulator's {config.name}."]
+    if imported.not_honoured:
+        notes.append("# Not honoured (ccsim's behaviour instead):")
+        notes += [f"#   {n}" for n in imported.not_honoured]
+    text = "\n".join(notes) + "\n" + api.to_toml(imported.scenario)
+    for n in imported.not_honoured:
+        print(f"warning: not honoured: {n}", file=sys.stderr)
+    if target is None:
+        sys.stdout.write(text)
+    else:
+        target.write_text(text)
+        print(f"wrote {target}", file=sys.stderr)
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     rows = []
     for name in [args.only] if args.only else bench.BENCHMARKS:
@@ -230,7 +250,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     print(f"{exp.name} ({size}): {exp.title}\n  {exp.paper}; {exp.figure}", flush=True)
     sweep, out, runs = _run_sweep(exp.sweep(size), args)
     res = load_results(str(out))
-    verdicts = experiments.check_claims(exp.claims, res)
+    verdicts = experiments.check_claims(exp.claims_at(size), res, exp.reference)
     info = {
         "title": exp.title,
         "paper": exp.paper,
@@ -243,6 +263,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     figures, _ = plots.plot(res, out / "plots", exp.plots or None)
     page = report.write_report(res, out / report.REPORT_HTML, figures=figures)
     print(format_sweep_summary(sweep.name, runs, out))
+    if exp.reference:
+        tables = experiments.reference_tables(res, exp.reference)
+        (out / "reference.txt").write_text(tables + "\n", encoding="utf-8")
+        print(tables)
     print(format_claims(verdicts))
     print(f"  plots in {out / 'plots'}, report {page}")
     failed = (runs["status"] != sweeps.STATUS_OK).any()
@@ -551,6 +575,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     q.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     q.set_defaults(func=_cmd_reproduce)
+
+    q = sub.add_parser(
+        "import-hpcc", help="turn an HPCC ns-3 simulator config.txt into a ccsim scenario"
+    )
+    q.add_argument("config", metavar="CONFIG", help="the simulator's configuration file")
+    q.add_argument(
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="write the scenario here (default: stdout, with file paths relative to the "
+        "current directory)",
+    )
+    q.set_defaults(func=_cmd_import_hpcc)
 
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")

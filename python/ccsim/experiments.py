@@ -18,19 +18,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from ccsim import fidelity
 from ccsim._core import ScenarioError
 from ccsim.api import read_toml
 from ccsim.plots import KINDS as PLOT_KINDS
 from ccsim.sweeps import STATUS_OK, Sweep, SweepResult
+from ccsim.sweeps.spec import CASE
 
 if TYPE_CHECKING:
     import pandas as pd
 
 ENV_CATALOG = "CCSIM_EXPERIMENTS"
 SIZES = ("quick", "full")
-ENTRY_KEYS = ("title", "paper", "figure", "description", "plots", "sweep", "quick", "full", "claim")
+ENTRY_KEYS = (
+    "title",
+    "paper",
+    "figure",
+    "description",
+    "plots",
+    "sweep",
+    "quick",
+    "full",
+    "claim",
+    "reference",
+)
 SIZE_KEYS = ("set", "cases", "grid")
-CLAIM_KEYS = ("text", "check")
+CLAIM_KEYS = ("text", "check", "size")
 HOLDS, FAILS, ERROR = "holds", "fails", "error"
 
 
@@ -47,6 +60,8 @@ class Claim:
 
     text: str
     check: str
+    #: The size it is checked at (its runs exist only there), or None for both.
+    size: str | None = None
 
 
 @dataclass
@@ -63,6 +78,13 @@ class Experiment:
     sweep_table: dict[str, Any]
     sizes: dict[str, dict[str, Any]]
     claims: list[Claim] = field(default_factory=list)
+    #: Case -> the HPCC ns-3 simulator's run it is compared with (``[reference]``, a folder as
+    #: in tests/fidelity; see :mod:`ccsim.fidelity`).
+    reference: dict[str, Path] = field(default_factory=dict)
+
+    def claims_at(self, size: str) -> list[Claim]:
+        """The claims checked at ``size``."""
+        return [c for c in self.claims if c.size in (None, size)]
 
     def sweep(self, size: str) -> Sweep:
         """The entry's sweep at ``size`` (``quick`` or ``full``): the size's ``set`` and ``grid``
@@ -136,7 +158,19 @@ def load_experiment(name: str, directory: Path) -> Experiment:
         if not isinstance(c.get("text"), str) or not isinstance(c.get("check"), str):
             raise ScenarioError(f'{where}: give text = "the paper says ..." and check = "..."')
         parse_check(c["check"], where)
-        claims.append(Claim(c["text"], c["check"]))
+        if c.get("size", SIZES[0]) not in SIZES:
+            raise ScenarioError(f"{where}: size: `{c['size']}`; use {' or '.join(SIZES)}")
+        claims.append(Claim(c["text"], c["check"], c.get("size")))
+    reference = {}
+    cases = {c for t in (data["sweep"], *sizes.values()) for c in t.get("cases", {})}
+    for case, folder in data.get("reference", {}).items():
+        ref = path.parent / str(folder)
+        if case not in cases or not ref.is_dir():
+            raise ScenarioError(
+                f"{src}: reference.{case}: name a case of the sweep and a folder of the "
+                f"HPCC simulator's output, relative to {src}"
+            )
+        reference[case] = ref
     return Experiment(
         name=name,
         path=path,
@@ -148,6 +182,7 @@ def load_experiment(name: str, directory: Path) -> Experiment:
         sweep_table=dict(data["sweep"]),
         sizes=sizes,
         claims=claims,
+        reference=reference,
     )
 
 
@@ -179,11 +214,14 @@ class ClaimResult:
         }
 
 
-def check_claims(claims: Sequence[Claim], res: SweepResult) -> list[ClaimResult]:
-    """Evaluate every claim over ``res``; a claim that cannot be measured is an ``error``."""
+def check_claims(
+    claims: Sequence[Claim], res: SweepResult, reference: Mapping[str, Path] | None = None
+) -> list[ClaimResult]:
+    """Evaluate every claim over ``res`` (``reference``: the entry's, for ``ref_gap``); a claim
+    that cannot be measured is an ``error``."""
     out = []
     for claim in claims:
-        ev = _Evaluator(res)
+        ev = _Evaluator(res, reference or {})
         try:
             value = ev.eval(parse_check(claim.check, claim.text).body)
         except ClaimError as e:
@@ -272,8 +310,9 @@ _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
 class _Evaluator:
     """Walks a parsed check; records each metric call's value in :attr:`measured`."""
 
-    def __init__(self, res: SweepResult) -> None:
+    def __init__(self, res: SweepResult, reference: Mapping[str, Path]) -> None:
         self.res = res
+        self.reference = reference
         self.measured: list[tuple[str, Any]] = []
 
     def eval(self, node: ast.AST) -> Any:
@@ -302,6 +341,8 @@ class _Evaluator:
             assert isinstance(node.func, ast.Name)
             args = [self.eval(a) for a in node.args]
             kwargs = {k.arg: self.eval(k.value) for k in node.keywords if k.arg is not None}
+            if node.func.id == "ref_gap":
+                kwargs["reference"] = self.reference
             try:
                 value = FUNCTIONS[node.func.id](self.res, *args, **kwargs)
             except TypeError as e:
@@ -661,6 +702,49 @@ def aggregate_goodput_gbps(
     return _per_run(res, "flows", None, one, agg, where)
 
 
+def ref_gap(
+    res: SweepResult,
+    metric: str,
+    reference: Mapping[str, Path],
+    absolute: bool = False,
+    agg: str = "max",
+    **where: Any,
+) -> float:
+    """The relative gap |ccsim - HPCC simulator| / simulator of ``metric`` (a row of
+    ``reference_tables``, e.g. ``'slowdown_p99 <100KB'``) in each matching run, against its
+    case's reference run (``absolute=True``: |ccsim - simulator| in the metric's unit, for
+    values near zero); aggregated with ``agg`` (default: the worst)."""
+    sel = _select(res, where)
+    gaps = []
+    for _, run in sel.ok_runs.iterrows():
+        case = run.get(CASE)
+        if case not in reference:
+            raise ClaimError(f"ref_gap: case `{case}` has no [reference] run in the entry")
+        rows = {m: (r, c, g) for m, r, c, g in _reference_rows(sel, run, reference[case])}
+        if metric not in rows:
+            raise ClaimError(f"ref_gap: no `{metric}` to compare; there are {', '.join(rows)}")
+        r, c, g = rows[metric]
+        gaps.append(abs(c - r) if absolute else abs(g))
+    return _aggregate(gaps, agg, "ref_gap")
+
+
+def reference_tables(res: SweepResult, reference: Mapping[str, Path]) -> str:
+    """Each run with a reference beside it: metric, the simulator's value, ccsim's, the gap."""
+    out = []
+    for _, run in res.ok_runs.iterrows():
+        case = run.get(CASE)
+        if case in reference:
+            title = f"{case}: ccsim vs the HPCC simulator ({reference[case].name})"
+            out.append(fidelity.format_table(title, _reference_rows(res, run, reference[case])))
+    return "\n".join(out)
+
+
+def _reference_rows(res: SweepResult, run: Any, folder: Path) -> list[Any]:
+    one = res.where({CASE: run[CASE]}) if CASE in res.params else res
+    one = one.where({p: run[p] for p in res.params if p != CASE})
+    return fidelity.gaps(fidelity.reference(folder), fidelity.ccsim_run(one, run["scheme"]))
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "completion_rate": completion_rate,
     "phase_jain": phase_jain,
@@ -685,6 +769,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "queue_kb": queue_kb,
     "drain_ratio": drain_ratio,
     "flow_queue_kb": flow_queue_kb,
+    "ref_gap": ref_gap,
 }
 
 

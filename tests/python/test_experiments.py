@@ -29,7 +29,7 @@ def test_every_entry_loads_and_its_runs_validate(name: str, size: str) -> None:
     assert exp.paper and exp.figure and exp.claims and exp.plots
     sweep = exp.sweep(size)
     for spec in sweep.runs():
-        ccsim.validate(sweep.base, overrides=sweep.run_overrides(spec))
+        ccsim.validate(sweep.scenario_of(spec), overrides=sweep.run_overrides(spec))
 
 
 def test_list_names_each_paper_and_figure(tmp_path: Path) -> None:

@@ -111,6 +111,28 @@ def test_cases_run_the_grid_each_with_their_overrides_first() -> None:
     assert len({r.run_id for r in runs}) == 4
 
 
+def test_a_case_can_run_its_own_base_scenario(tmp_path: Path) -> None:
+    """A case's ``base`` replaces the sweep's base scenario for its runs (e.g. to compare runs
+    of different scenario files); its overrides still apply."""
+    star = {
+        "name": "star",
+        "topology": {"kind": "star", "hosts": 3, "link": {"rate": "10Gbps", "delay": "1us"}},
+        "cc": {"scheme": "none"},
+    }
+    star["flows"] = [{"src": 0, "dst": 2, "size": "10KB"}]
+    (tmp_path / "base.toml").write_text(ccsim.to_toml(SWEEP_BASE))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "star.toml").write_text(ccsim.to_toml(star))
+    (tmp_path / "s.toml").write_text(
+        'base = "base.toml"\n[cases.fat]\nseed = 5\n[cases.star]\nbase = "other/star.toml"\n'
+    )
+    sweep = sweeps.Sweep.from_file(tmp_path / "s.toml")
+    sweeps.run_sweep(sweep, tmp_path / "out", workers=1)
+    flows = ccsim.load(tmp_path / "out").flows
+    assert list(flows[flows["case"] == "star"]["size_bytes"]) == [10_000]
+    assert len(flows[flows["case"] == "fat"]) > 1
+
+
 def test_a_grid_that_explodes_is_refused_before_expanding(tmp_path: Path) -> None:
     grid = {"seed": list(range(1000)), "workload.0.load": [i / 1000 for i in range(1, 1001)]}
     with pytest.raises(ccsim.ScenarioError, match="expands to 1000000 runs, more than 10000"):
@@ -255,6 +277,7 @@ BAD_SWEEPS = [
     ('base = "base.toml"\n[grid]\n"topology.colour" = [1, 2]\n', "colour"),
     ('base = "base.toml"\n[grid]\nseed = [1, 1]\n', "twice"),
     ('base = "base.toml"\n[grid\n', "TOML"),
+    ('base = "base.toml"\n[cases.x]\nbase = "gone.toml"\n', "cases.x.base"),
 ]
 
 
@@ -275,7 +298,7 @@ def test_example_sweep_files_validate(path: Path) -> None:
     sweep = sweeps.Sweep.from_file(path)
     assert len(sweep.runs()) > 1
     for spec in sweep.runs():
-        ccsim.validate(sweep.base, overrides=sweep.run_overrides(spec))
+        ccsim.validate(sweep.scenario_of(spec), overrides=sweep.run_overrides(spec))
 
 
 def test_sweep_json_records_the_grid(sweep_dir: Path) -> None:

@@ -142,20 +142,21 @@ def run_sweep(
     if workers is not None and workers < 1:
         raise ScenarioError(f"workers: {workers} is not >= 1; give a number of processes")
     specs = sweep.runs()
-    text, base_dir = api._scenario_text(sweep.base)
+    text, _ = api._scenario_text(sweep.base)
     engine = _engine_id()
     jobs: list[Job] = []
     invalid: list[tuple[RunSpec, str]] = []
     for i, spec in enumerate(specs):
         if validating is not None and i % 64 == 0:
             validating(i, len(specs))
+        scenario = sweep.scenario_of(spec)
         try:
-            config = api.validate(sweep.base, overrides=sweep.run_overrides(spec))
+            config = api.validate(scenario, overrides=sweep.run_overrides(spec))
         except ScenarioError as e:
             invalid.append((spec, str(e)))
             continue
         key = hashlib.sha256(f"{engine}\n{config}".encode()).hexdigest()[:16]
-        jobs.append(Job(spec, config, base_dir, key))
+        jobs.append(Job(spec, config, api._scenario_text(scenario)[1], key))
     if not jobs:
         raise ScenarioError(f"{sweep.source}: every run is invalid; the first: {invalid[0][1]}")
 

@@ -24,6 +24,8 @@ SWEEP_FILE_KEYS = ("name", "base", "set", "cases", "grid")
 
 #: The run parameter that names a run's case (see :class:`Sweep`).
 CASE = "case"
+#: The case key that names the case's own base scenario.
+BASE = "base"
 #: Most runs a sweep expands to unless told otherwise (``max_runs``, ``--max-runs``).
 MAX_RUNS = 10_000
 
@@ -45,7 +47,8 @@ class Sweep:
     product, in key order. ``cases`` names bundles of overrides that go together (e.g. a
     workload mix and its load); with cases, every case runs the whole grid, and the runs have
     a ``case`` parameter. A run's overrides are the case's, then ``overrides``, then its grid
-    values. ``source`` names where the sweep came from, for error messages.
+    values; a case's ``base`` (a scenario file) replaces the sweep's base scenario for its runs.
+    ``source`` names where the sweep came from, for error messages.
     """
 
     name: str
@@ -55,6 +58,8 @@ class Sweep:
     source: str = "sweep"
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_runs: int = MAX_RUNS
+    #: Each case's own base scenario, resolved (the case's ``base`` is relative to the file).
+    case_bases: dict[str, api.Scenario] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.overrides, Mapping):
@@ -124,6 +129,11 @@ class Sweep:
             raise ScenarioError(
                 f"{source}: base: {base} is not a file; give a scenario path relative to {source}"
             )
+        cases = data.get("cases", {})
+        bases = {}
+        for case, table in cases.items() if isinstance(cases, Mapping) else ():
+            if isinstance(table, Mapping) and BASE in table:
+                bases[str(case)] = _case_base(table[BASE], case, base_dir, source)
         name = data.get("name", default_name)
         if not isinstance(name, str) or not name:
             raise ScenarioError(f'{source}: name: expected a non-empty string, e.g. name = "x"')
@@ -133,7 +143,8 @@ class Sweep:
             grid=data.get("grid", {}),
             overrides=data.get("set", {}),
             source=source,
-            cases=data.get("cases", {}),
+            cases=cases,
+            case_bases=bases,
         )
 
     def runs(self) -> list[RunSpec]:
@@ -162,7 +173,22 @@ class Sweep:
         grid values."""
         params = dict(spec.params)
         case = self.cases.get(params.pop(CASE, None), {})
-        return {**case, **self.overrides, **params}
+        return {**{k: v for k, v in case.items() if k != BASE}, **self.overrides, **params}
+
+    def scenario_of(self, spec: RunSpec) -> api.Scenario:
+        """The scenario a run starts from: its case's ``base``, or the sweep's."""
+        return self.case_bases.get(spec.params.get(CASE, ""), self.base)
+
+
+def _case_base(base: Any, case: str, base_dir: Path, source: str) -> Path:
+    """A case's ``base``: a scenario path relative to the sweep file."""
+    path = base_dir / str(base)
+    if not isinstance(base, str) or not path.is_file():
+        raise ScenarioError(
+            f"{source}: cases.{case}.base: {path} is not a file; give a scenario path relative "
+            f"to {source}"
+        )
+    return path
 
 
 def run_id(params: Mapping[str, Any]) -> str:

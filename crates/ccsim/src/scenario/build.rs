@@ -544,7 +544,10 @@ impl Scenario {
             sim.metrics.queue_ports = ids;
             sim.metrics.queue_interval_ps = qc.interval.0;
             sim.metrics.queue_by_flow = qc.by_flow;
-            sim.q.push(qc.interval.0, crate::sim::Event::SampleQueues);
+            sim.q.push(
+                qc.start.map_or(0, |t| t.0) + qc.interval.0,
+                crate::sim::Event::SampleQueues,
+            );
         }
         if let Some(rc) = &o.rates {
             check_probe_interval("output.rates.interval", rc.interval.0)?;
@@ -568,7 +571,10 @@ impl Scenario {
             sim.metrics.rate_all_flows = rc.flows.is_empty();
             sim.metrics.rate_flows = rc.flows.clone();
             sim.metrics.rate_interval_ps = rc.interval.0;
-            sim.q.push(rc.interval.0, crate::sim::Event::SampleRates);
+            sim.q.push(
+                rc.start.map_or(0, |t| t.0) + rc.interval.0,
+                crate::sim::Event::SampleRates,
+            );
         }
         Ok(())
     }

@@ -476,6 +476,10 @@ pub struct QueueProbeCfg {
     /// queues per sample, so name a few ports).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_flow: bool,
+    /// Sample from this time on (e.g. "2s" for the HPCC simulator's flow files, whose flows
+    /// start at 2 s); the first sample is at start + interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Time>,
 }
 
 /// Per-flow sending-rate and throughput samples.
@@ -486,4 +490,7 @@ pub struct RateProbeCfg {
     /// Flow ids, or empty for every flow.
     #[serde(default)]
     pub flows: Vec<u32>,
+    /// Sample from this time on, as `QueueProbeCfg::start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Time>,
 }

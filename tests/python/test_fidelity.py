@@ -1,0 +1,140 @@
+"""ccsim against the HPCC ns-3 simulator (tests/fidelity): the S1 10-to-1 incast for DCQCN, HPCC,
+TIMELY and DCTCP, each metric within 10% of the simulator's output or, where the value is near
+zero, within a stated absolute bound; and ``ccsim import-hpcc`` turning each shipped
+configuration into exactly the scenario the comparison runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ccsim
+import pytest
+from ccsim import fidelity
+from ccsim.sweeps import SweepResult
+from helpers import ccsim_cli
+
+FIDELITY = Path(__file__).resolve().parents[1] / "fidelity"
+SCENARIOS = FIDELITY / "scenarios"
+REFERENCE = FIDELITY / "hpcc-ns3"
+S1 = ("dcqcn", "hpcc", "timely", "dctcp")
+# The bottleneck queue and per-sender throughput, sampled from the flows' start (2 s).
+PROBES = [
+    'output.queues={interval="10us", ports=["n11->h0"], start="2s"}',
+    'output.rates={interval="100us", start="2s"}',
+]
+RELATIVE = 0.10
+# Where the simulator's value is under NEAR_ZERO_KB, the queue is compared in absolute terms.
+NEAR_ZERO_KB, ABSOLUTE_KB = 5.0, 0.5
+# Gaps ccsim has today (strict: the test says so when one closes). HPCC's ten flows do not settle
+# on a split within 6 ms in either simulator (Jain 0.93 / 0.91), and TIMELY's queue in [1,2) ms
+# is the tail of its PFC storm.
+KNOWN_GAPS = {
+    ("hpcc", "tput_gbps_min"): "HPCC's slowest sender: 6.24 Gb/s against 7.29 (-14%)",
+    ("timely", "queue_kb 1-2ms"): "TIMELY's queue over [1,2) ms: 6.66 MB against 7.44 (-10.5%)",
+}
+METRICS = [
+    "fct_min_us",
+    "fct_p50_us",
+    "fct_max_us",
+    "queue_kb 0-1ms",
+    "queue_kb 1-2ms",
+    "queue_kb 2-6ms",
+    "tput_gbps_min",
+    "tput_gbps_max",
+    "jain",
+    "pauses_to_hosts",
+]
+
+
+@pytest.fixture(scope="module")
+def s1(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, float]]:
+    """ccsim's S1 metrics per scheme (one run each, about a second)."""
+    out = {}
+    for scheme in S1:
+        run_dir = tmp_path_factory.mktemp(scheme)
+        scenario = SCENARIOS / f"S1-incast10to1-{scheme}.toml"
+        res = ccsim.run(scenario, overrides=PROBES, out=run_dir)
+        assert res.queues["time_ps"].min() == 2_000_010_000_000  # probes start at 2 s
+        out[scheme] = fidelity.ccsim_run(SweepResult.from_run(res), scheme)
+    return out
+
+
+def _cases() -> list:
+    cases = []
+    for scheme in S1:
+        for metric in METRICS:
+            why = KNOWN_GAPS.get((scheme, metric))
+            marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
+            cases.append(pytest.param(scheme, metric, marks=marks, id=f"{scheme}-{metric}"))
+    return cases
+
+
+@pytest.mark.parametrize(("scheme", "metric"), _cases())
+def test_s1_agrees_with_the_hpcc_simulator(
+    s1: dict[str, dict[str, float]], scheme: str, metric: str
+) -> None:
+    ref = fidelity.reference(REFERENCE / f"S1-incast10to1-{scheme}")[metric]
+    got = s1[scheme][metric]
+    if metric == "pauses_to_hosts" and ref == 0:
+        assert got == 0
+    elif metric.startswith("queue_kb") and ref < NEAR_ZERO_KB:
+        assert abs(got - ref) <= ABSOLUTE_KB, f"{got:.3f} KB against {ref:.3f} KB"
+    else:
+        assert abs(got - ref) <= RELATIVE * ref, f"{got:.4g} against {ref:.4g}"
+
+
+def test_the_reference_matches_its_readme() -> None:
+    """The reference parser reads the simulator's files as its README summarizes them."""
+    dcqcn = fidelity.reference(REFERENCE / "S1-incast10to1-dcqcn")
+    assert (dcqcn["fct_min_us"], dcqcn["fct_p50_us"], dcqcn["fct_max_us"]) == pytest.approx(
+        (8773, 9143, 9248), abs=1
+    )
+    assert dcqcn["queue_kb 2-6ms"] == pytest.approx(267, abs=1)
+    assert dcqcn["jain"] == pytest.approx(0.998, abs=1e-3)
+    assert fidelity.reference(REFERENCE / "S1-incast10to1-timely")["pauses_to_hosts"] == 146
+
+
+@pytest.mark.parametrize("run", sorted(p.stem for p in SCENARIOS.glob("*.toml")))
+def test_import_hpcc_reproduces_the_compared_scenario(run: str) -> None:
+    config = next((REFERENCE / run).glob("config_*.txt"))
+    proc = ccsim_cli("import-hpcc", str(config), cwd=SCENARIOS)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (SCENARIOS / f"{run}.toml").read_text()
+    ccsim.validate(SCENARIOS / f"{run}.toml")
+
+
+BAD_CONFIGS = [
+    ("CC_MODE 1", "CC_MODE 10", "CC_MODE 10"),
+    ("ERROR_RATE_PER_LINK 0.0000", "ERROR_RATE_PER_LINK 0.01", "ERROR_RATE_PER_LINK"),
+    (
+        "KMIN_MAP 2 100000000000 400 400000000000 1600",
+        "KMIN_MAP 2 100000000000 400 400000000000 900",
+        "KMIN_MAP",
+    ),
+    ("L2_ACK_INTERVAL 1", "L2_ACK_INTERVAL 4000", "L2_ACK_INTERVAL"),
+    ("RATE_AI 20Mb/s", "RATE_AI fast", "RATE_AI"),
+]
+
+
+@pytest.mark.parametrize(("line", "bad", "needle"), BAD_CONFIGS)
+def test_import_hpcc_names_the_key_it_cannot_honour(
+    tmp_path: Path, line: str, bad: str, needle: str
+) -> None:
+    folder = REFERENCE / "S1-incast10to1-dcqcn"
+    text = (folder / "config_incast_topo_incast_flow_dcqcn.txt").read_text()
+    assert line in text
+    for f in folder.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    (tmp_path / "config.txt").write_text(text.replace(line, bad))
+    proc = ccsim_cli("import-hpcc", "config.txt", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+def test_import_hpcc_warns_of_what_it_does_not_honour() -> None:
+    config = next((REFERENCE / "S1-incast10to1-hpcc").glob("config_*.txt"))
+    proc = ccsim_cli("import-hpcc", str(config), cwd=SCENARIOS)
+    assert proc.returncode == 0
+    assert "warning: not honoured: INT_MULTI 4" in proc.stderr
+    assert "#   INT_MULTI 4" in proc.stdout
