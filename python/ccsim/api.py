@@ -285,6 +285,17 @@ def size_bin_labels(family: str) -> list[str]:
     return [label for fam, label, _, _ in SIZE_BINS if fam == family]
 
 
+def jain_index(values: Sequence[float]) -> float:
+    """Jain's fairness index of ``values``: (sum x)^2 / (n sum x^2), 1 when all are equal.
+
+    Examples
+    --------
+    >>> jain_index([5.0, 5.0]), jain_index([1.0, 0.0])
+    (1.0, 0.5)
+    """
+    return float(sum(values) ** 2 / (len(values) * sum(x * x for x in values)))
+
+
 def scenario_name(resolved_toml: str) -> str | None:
     """The top-level ``name`` of a resolved scenario (as returned by :func:`validate`), if any.
 
@@ -330,9 +341,13 @@ def to_toml(data: Mapping[str, Any]) -> str:
 def _scenario_text(scenario: Scenario) -> tuple[str, str]:
     """(TOML text, base directory for the relative paths inside it)."""
     if isinstance(scenario, Mapping):
-        return to_toml(scenario), os.getcwd()
-    path = Path(scenario)
-    return read_text(path), str(path.resolve().parent)
+        return to_toml(scenario), _scenario_dir(scenario)
+    return read_text(Path(scenario)), _scenario_dir(scenario)
+
+
+def _scenario_dir(scenario: Scenario) -> str:
+    """The folder a scenario's relative paths start from: its file's, or the current one."""
+    return os.getcwd() if isinstance(scenario, Mapping) else str(Path(scenario).resolve().parent)
 
 
 def read_text(path: Path) -> str:

@@ -146,7 +146,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_import_hpcc(args: argparse.Namespace) -> int:
     config = Path(args.config)
     target = Path(args.out) if args.out else None
-    imported = hpcc_import.import_config(config, (target or Path("x")).resolve().parent)
+    folder = target.resolve().parent if target else Path.cwd()
+    imported = hpcc_import.import_config(config, folder)
     notes = [f"# Imported by `ccsim import-hpcc` from the HPCC ns-3 simulator's {config.name}."]
     if imported.not_honoured:
         notes.append("# Not honoured (ccsim's behaviour instead):")

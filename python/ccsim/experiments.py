@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ccsim import fidelity
 from ccsim._core import ScenarioError
-from ccsim.api import read_toml
+from ccsim.api import jain_index, read_toml
 from ccsim.plots import KINDS as PLOT_KINDS
 from ccsim.sweeps import STATUS_OK, Sweep, SweepResult
 from ccsim.sweeps.spec import CASE
@@ -404,7 +404,7 @@ def jain(res: SweepResult, after_us: float = 0, agg: str = "mean", **where: Any)
     aggregated over runs with ``agg``."""
 
     def one(rates: pd.DataFrame) -> float:
-        return _jain(list(rates.groupby("flow")["throughput_bps"].mean()))
+        return jain_index(list(rates.groupby("flow")["throughput_bps"].mean()))
 
     return _per_run(res, "rates", after_us, one, agg, where)
 
@@ -657,7 +657,7 @@ def _phase_goodputs(
 def phase_jain(res: SweepResult, n: int, settle_us: float = 50, **where: Any) -> float:
     """Jain's index of the flows' goodput in the intervals where exactly ``n`` flows run (from
     ``settle_us`` after each begins; flows' starts and finishes bound them): the worst one."""
-    return min(_jain(g) for g in _phase_goodputs(res, n, settle_us, where))
+    return min(jain_index(g) for g in _phase_goodputs(res, n, settle_us, where))
 
 
 def phase_goodput_gbps(res: SweepResult, n: int, settle_us: float = 50, **where: Any) -> float:
@@ -815,11 +815,6 @@ def _per_run(
             raise ClaimError(f"run {rid} has no {table} samples after {after_us} us")
         values.append(fn(one))
     return _aggregate(values, agg, table)
-
-
-def _jain(values: Sequence[float]) -> float:
-    """Jain's fairness index of ``values``."""
-    return float(sum(values) ** 2 / (len(values) * sum(x * x for x in values)))
 
 
 def _link_mean(link: str | None, column: str, scale: float) -> Callable[[pd.DataFrame], float]:

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ccsim._core import ScenarioError
+from ccsim.api import SIZE_BINS, jain_index
 
-#: Size bins of the comparison: ACC's, as the issue and the papers report them.
+#: Size bins of the comparison: all flows, and ACC's bins, as the papers report them.
 BINS = {
     "all": (0, math.inf),
-    "<100KB": (0, 1e5),
-    "100KB-10MB": (1e5, 1e7),
-    ">10MB": (1e7, math.inf),
+    **{label: (lo, hi or math.inf) for fam, label, lo, hi in SIZE_BINS if fam == "acc"},
 }
 #: Windows of the time-averaged bottleneck queue, in ms from the flows' start.
 QUEUE_WINDOWS_MS = ((0, 1), (1, 2), (2, 6))
@@ -132,8 +131,7 @@ def _queue_windows(t_us: Any, qbytes: Any) -> dict[str, float]:
 
 def _tput(per_flow_gbps: Sequence[float]) -> dict[str, float]:
     x = [float(v) for v in per_flow_gbps]
-    jain = sum(x) ** 2 / (len(x) * sum(v * v for v in x)) if x else math.nan
-    return {"tput_gbps_min": min(x), "tput_gbps_max": max(x), "jain": jain}
+    return {"tput_gbps_min": min(x), "tput_gbps_max": max(x), "jain": jain_index(x)}
 
 
 def _one(folder: Path, pattern: str) -> Path:

@@ -231,9 +231,9 @@ def _ecn(path: Path, cfg: dict[str, list[str]], used: set[str]) -> dict[str, Any
     pmax = dict(maps["PMAX_MAP"]).get(ref_bps)
     if kmax is None or pmax is None:
         raise ScenarioError(f"{path}: KMAX_MAP and PMAX_MAP must list the rates KMIN_MAP lists")
-    for key, base, scaled in (("KMIN_MAP", kmin, True), ("KMAX_MAP", kmax, True)):
+    for key, base in (("KMIN_MAP", kmin), ("KMAX_MAP", kmax)):
         for bps, value in maps[key]:
-            want = base * bps / ref_bps if scaled else base
+            want = base * bps / ref_bps
             if abs(value - want) > 1e-9 * max(1.0, want):
                 raise ScenarioError(
                     f"{path}: {key} gives {value:g} KB at {bps} b/s; ccsim scales one threshold "

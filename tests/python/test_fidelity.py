@@ -56,7 +56,23 @@ def s1(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, float]]:
         res = ccsim.run(scenario, overrides=PROBES, out=run_dir)
         assert res.queues["time_ps"].min() == 2_000_010_000_000  # probes start at 2 s
         out[scheme] = fidelity.ccsim_run(SweepResult.from_run(res), scheme)
+        # Wire bytes per 1000 B of payload, as the senders' NICs sent them (data only).
+        senders = res.pfc_ports[
+            (res.pfc_ports["layer"] == "host") & (res.pfc_ports["node"] != "h0")
+        ]
+        out[scheme]["wire_per_1000B"] = (
+            1000 * senders["tx_bytes"].sum() / res.flows["size_bytes"].sum()
+        )
     return out
+
+
+@pytest.mark.parametrize("scheme", S1)
+def test_the_wire_size_used_for_throughput_is_the_engines(
+    s1: dict[str, dict[str, float]], scheme: str
+) -> None:
+    """fidelity.WIRE_BYTES turns acked payload into wire bytes; it must be what the engine puts
+    on the wire (and what the simulator's README lists: 1048, 1056, 1090 B)."""
+    assert s1[scheme]["wire_per_1000B"] == pytest.approx(fidelity.WIRE_BYTES[scheme])
 
 
 def _cases() -> list:

@@ -156,7 +156,7 @@ def run_sweep(
             invalid.append((spec, str(e)))
             continue
         key = hashlib.sha256(f"{engine}\n{config}".encode()).hexdigest()[:16]
-        jobs.append(Job(spec, config, api._scenario_text(scenario)[1], key))
+        jobs.append(Job(spec, config, api._scenario_dir(scenario), key))
     if not jobs:
         raise ScenarioError(f"{sweep.source}: every run is invalid; the first: {invalid[0][1]}")
 
