@@ -21,6 +21,8 @@ from ccsim._core import ScenarioError
 SCHEMES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
 # Window settings each scheme runs with in ccsim: (HAS_WIN, VAR_WIN).
 WINDOWS = {"dcqcn": (0, 0), "timely": (0, 0), "hpcc": (1, 1), "dctcp": (1, 1)}
+# The data class: the `pg` of every flow in the simulator's flow files, ccsim's default.
+DATA_PRIORITY = 3
 # Keys that only name the simulator's own output or tracing files.
 OUTPUT_KEYS = {
     "TRACE_FILE",
@@ -81,11 +83,15 @@ def import_config(path: Path, relative_to: Path) -> Imported:
     scheme = SCHEMES[mode]
     s = out.scenario
     s["name"] = path.stem.removeprefix("config_")
+    # The simulator's fabric details: ns serialization, PFC alpha per rate, 4 KiB reserve,
+    # 3 x BDP headroom, payload base RTT.
+    s["compat"] = "hpcc-sim"
     s["duration"] = f"{take('SIMULATOR_STOP_TIME', float):g}s"
     s["topology"] = {"kind": "hpcc", "path": _find(path, take("TOPOLOGY_FILE"), relative_to)}
 
     # The fabric: buffer, PFC, ECN.
-    fabric: dict[str, Any] = {"buffer": f"{take('BUFFER_SIZE', float):g}MB"}
+    # BUFFER_SIZE is in MiB (third.cc: buffer_size * 1024 * 1024).
+    fabric: dict[str, Any] = {"buffer": f"{take('BUFFER_SIZE', float):g}MiB"}
     if take("USE_DYNAMIC_PFC_THRESHOLD", int) != 1:
         raise ScenarioError(
             f"{path}: USE_DYNAMIC_PFC_THRESHOLD 0 is the simulator's fixed per-port threshold, "
@@ -114,13 +120,9 @@ def import_config(path: Path, relative_to: Path) -> Imported:
             f"{path}: L2_BACK_TO_ZERO 1 restarts a flow from byte 0 on a loss, which ccsim's "
             "lossless fabric never sees; set it to 0"
         )
-    host["ack_priority"] = 0 if take("ACK_HIGH_PRIO", int) == 1 else 3
-    if host["ack_priority"] == 0:
-        not_honoured(
-            "ACK_HIGH_PRIO",
-            "the simulator raises ACKs at the sending NIC only, and switches queue them with "
-            "data; ccsim's host.ack_priority = 0 raises them at every hop",
-        )
+    # ACK_HIGH_PRIO acts in the NIC only: the simulator's switches queue ACKs with data.
+    host["ack_priority"] = 0 if take("ACK_HIGH_PRIO", int) == 1 else DATA_PRIORITY
+    fabric["ack_priority"] = DATA_PRIORITY
     s["host"] = host
 
     # The scheme and its parameters.
@@ -151,8 +153,8 @@ def import_config(path: Path, relative_to: Path) -> Imported:
         if key not in cfg:
             continue
         used.add(key)
-        if key == "INT_MULTI" and scheme == "hpcc" and cfg[key][0] != "1":
-            not_honoured(key, "ccsim's INT records are exact, not quantized")
+        if key == "INT_MULTI" and scheme == "hpcc":
+            s["cc"]["params"]["int_multi"] = take(key, int)
         elif key in ("MULTI_RATE", "SAMPLE_FEEDBACK") and cfg[key][0] != "0":
             not_honoured(key, "ccsim's HPCC keeps one rate and reads INT on every ACK")
 

@@ -21,16 +21,24 @@ pub struct Settings {
     pub mtu_payload_bytes: u32,
     pub header_bytes: u32,
     pub ack_bytes: u32,
+    /// The packet size a base RTT serializes once per hop (`host.base_rtt_bytes`).
+    pub base_rtt_bytes: u32,
     pub ack_every_packets: u32,
     pub nack_interval_ps: u64,
     pub ack_timer_ps: u64,
+    /// The NIC's class for ACKs, NACKs and control packets.
     pub ack_priority: u8,
+    /// The class switches queue ACKs and NACKs in (an ACK's `Packet::prio`).
+    pub switch_ack_priority: u8,
+    /// Serialization and pacing times are cut to whole ns (`fabric.tx_time`).
+    pub tx_floor_ns: bool,
     pub data_priority: u8,
     pub scheduler: Scheduler,
     pub pfc_enabled: bool,
     pub pfc_mode: PfcMode,
     pub pfc_xoff_bytes: u64,
-    pub pfc_alpha: f64,
+    /// Bytes of each ingress queue outside the shared pool (`fabric.pfc.reserve`).
+    pub pfc_reserve_bytes: u64,
     pub pfc_resume_offset_bytes: u64,
     pub pfc_frame_bytes: u32,
     pub ecn_pmax: f64,

@@ -39,8 +39,8 @@ fn lone_flow_matches_ideal_fct() {
 fn a_flow_under_one_mtu_and_the_hpcc_definition() {
     // 1001 B with a 4000 B MTU on a star at 100G, 1 us links: data (1049 B) and ACK (60 B)
     // are store-and-forwarded at both links, so fct = 4 us + 2 x ser(1049) + 2 x ser(60).
-    // The HPCC simulator's ideal charges a full 4048 B packet per link and the bytes once more:
-    // 4 us + 2 x ser(4048) + ser(1049), so it reads a slowdown of 0.76.
+    // The HPCC simulator's ideal charges a 4000 B payload per link and the bytes once more:
+    // 4 us + 2 x ser(4000) + ser(1049), so it reads a slowdown of 0.78.
     let toml = |ideal: &str| {
         format!("[topology]\nkind = \"star\"\nhosts = 2\nlink = {{ rate = \"100Gbps\", delay = \"1us\" }}\n[host]\nmtu_payload_bytes = 4000\n[output]\nideal_fct = \"{ideal}\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = 1001\n")
     };
@@ -51,7 +51,7 @@ fn a_flow_under_one_mtu_and_the_hpcc_definition() {
     assert_eq!(common::column(&r, "flows", "ideal_fct_ps")[0], fct);
     assert_eq!(common::column(&r, "flows", "slowdown")[0], 1.0);
     let (_, _, r) = common::run(&toml("hpcc"));
-    let hpcc = 4e6 + 2.0 * ser(4048) + ser(1049);
+    let hpcc = 4e6 + 2.0 * ser(4000) + ser(1049);
     assert_eq!(common::column(&r, "flows", "ideal_fct_ps")[0], hpcc);
     assert!((common::column(&r, "flows", "slowdown")[0] - fct / hpcc).abs() < 1e-9);
 }
@@ -70,4 +70,18 @@ fn window_limits_throughput_to_window_over_rtt() {
         (got_bps - expected_bps).abs() < 0.05 * expected_bps,
         "throughput {got_bps} vs W/RTT {expected_bps}"
     );
+}
+
+#[test]
+fn whole_ns_serialization_saves_the_fraction_on_every_packet() {
+    // fabric.tx_time = "floor_ns" (ns-3): at 100G a 1048 B packet takes 83 ns, not 83.84, and a
+    // 60 B ACK 4 ns, not 4.8. A lone n-packet flow on a star serializes n + 1 data packets
+    // (the first at both links, the rest at the bottleneck) and 2 ACKs on its critical path.
+    let n = 10u64;
+    let toml = |tx: &str| {
+        format!("[topology]\n{STAR}\n[fabric]\ntx_time = \"{tx}\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = {}\n", n * 1000)
+    };
+    let fct = |tx: &str| common::column(&common::run(&toml(tx)).2, "flows", "fct_ps")[0];
+    let saved = fct("exact") - fct("floor_ns");
+    assert_eq!(saved, ((n + 1) * 840 + 2 * 800) as f64);
 }

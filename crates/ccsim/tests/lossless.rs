@@ -188,3 +188,128 @@ fn go_back_n_recovers_from_a_gap_and_delivers_each_byte_once() {
         "go-back-N retransmitted data"
     );
 }
+
+/// h1 and h2 send 2 MB each to h0 from t = 0 (no CC, so the switch's port to h0 holds about
+/// 1 MB once PFC stops them); at 100 us h0 sends one packet to h3, whose ACK comes back
+/// through that port. Returns the probe flow's FCT.
+fn probe_fct_behind_incast(switch_ack_priority: u8) -> f64 {
+    let toml = format!(
+        r#"
+[topology]
+kind = "star"
+hosts = 4
+link = {{ rate = "100Gbps", delay = "1us" }}
+[fabric]
+ack_priority = {switch_ack_priority}
+[[flows]]
+src = 1
+dst = 0
+size = "2MB"
+[[flows]]
+src = 2
+dst = 0
+size = "2MB"
+[[flows]]
+src = 0
+dst = 3
+size = 1000
+start = "100us"
+"#
+    );
+    let (_, sim, r) = common::run(&toml);
+    common::assert_buffers_empty(&sim);
+    common::column(&r, "flows", "fct_ps")[2]
+}
+
+#[test]
+fn acks_queued_with_data_at_switches_wait_behind_it() {
+    // The NIC sends ACKs at priority 0 either way. In the control class at the switch the
+    // probe's ACK overtakes the incast queue: FCT = 4 x 1 us + 2 x ser(1048) + 2 x ser(60),
+    // plus at most the rest of the data packet being sent to h0 when it arrives.
+    let high = probe_fct_behind_incast(0);
+    let lone = 4e6 + 2.0 * 1048.0 * 80.0 + 2.0 * 60.0 * 80.0;
+    assert!(
+        (lone..=lone + 1048.0 * 80.0).contains(&high),
+        "FCT {high} ps"
+    );
+    // In the data class it waits behind the queue: each sender's ingress queue reached XOFF
+    // (512 KB) by ~82 us and holds at most XOFF + headroom (39.6 KB), so the ACK waits
+    // 2 x 512 KB to 2 x 551.6 KB at 100 Gb/s: 81.9 to 88.3 us.
+    let wait_us = (probe_fct_behind_incast(3) - high) / 1e6;
+    assert!((81.0..=88.3).contains(&wait_us), "ACK waited {wait_us} us");
+}
+
+#[test]
+fn reserved_bytes_per_ingress_queue_move_the_pause_point() {
+    // Two senders at line rate into one port, static XOFF 512 KB: each ingress queue pauses
+    // its sender at XOFF; with 100 KB reserved per queue, at XOFF + 100 KB. The bottleneck's
+    // peak queue grows by the two reserves (give or take the packets in flight).
+    let peak = |reserve: &str| {
+        let toml = format!(
+            "[topology]\nkind = \"star\"\nhosts = 3\nlink = {{ rate = \"100Gbps\", delay = \"1us\" }}\n[fabric.pfc]\nreserve = \"{reserve}\"\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"2MB\"\n[[flows]]\nsrc = 1\ndst = 2\nsize = \"2MB\"\n"
+        );
+        let (_, sim, r) = common::run(&toml);
+        common::assert_buffers_empty(&sim);
+        assert_eq!(r.summary["flows"]["payload_bytes_delivered"], 4_000_000u64);
+        let port = (0..sim.ports.len() as u32)
+            .find(|&p| sim.link_name(p) == "sw0->h2")
+            .unwrap();
+        sim.ports[port as usize].max_queue_bytes as f64
+    };
+    let grown = peak("100KB") - peak("0B");
+    assert!(
+        (grown - 200_000.0).abs() <= 4.0 * 1048.0,
+        "peak queue grew by {grown} B"
+    );
+}
+
+#[test]
+fn hpcc_sim_compat_sets_the_simulators_fabric() {
+    // Its PFC alpha doubles per doubling of a port's rate (1/8 at the 100G host links, 1/2 at
+    // 400G) and its headroom is 3 x rate x delay, without ccsim's 2 extra packets.
+    let toml = r#"
+compat = "hpcc-sim"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+host_link = { rate = "100Gbps", delay = "1us" }
+fabric_link = { rate = "400Gbps", delay = "1us" }
+[fabric.pfc]
+mode = "dynamic"
+[[flows]]
+src = 0
+dst = 3
+size = 1000
+"#;
+    let (sc, sim, _) = common::run(toml);
+    let resolved = sc.resolved_toml();
+    for line in [
+        "tx_time = \"floor_ns\"",
+        "reserve = \"4096B\"",
+        "headroom_mtus = 0",
+        "alpha_per_rate = true",
+        "base_rtt_bytes = \"payload\"",
+    ] {
+        assert!(
+            resolved.contains(line),
+            "resolved config lacks {line}:\n{resolved}"
+        );
+    }
+    let mut seen = 0;
+    for p in sim
+        .ports
+        .iter()
+        .filter(|p| sim.switch_index[p.node as usize] != u32::MAX)
+    {
+        let (alpha, hdrm) = match p.rate_bps {
+            100_000_000_000 => (0.125, 37_500),
+            400_000_000_000 => (0.5, 150_000),
+            r => panic!("unexpected rate {r}"),
+        };
+        assert_eq!((p.pfc_alpha, p.hdrm_reserve_bytes), (alpha, hdrm));
+        seen += 1;
+    }
+    assert_eq!(seen, 12);
+}

@@ -43,9 +43,11 @@ use serde::{Deserialize, Serialize};
 /// The scheme type of `acc` and `acc_nohalt`.
 pub struct Acc;
 
+/// ACKs ride at high priority end to end, NIC and switches (BASE): "ACKs are sent with higher
+/// priority than data packets to avoid a significant queueing delay" (ACC paper §4.3).
 const INFO: SchemeInfo = SchemeInfo {
     name: "acc",
-    description: "ACC: ACK-driven rate control on TCD's ternary marks; congested flows halt until their excess drains, then send at the ACK arrival rate; victims halve after P_thresh UE periods; two-stage increase.",
+    description: "ACC: ACK-driven rate control on TCD's ternary marks; congested flows halt until their excess drains, then send at the ACK arrival rate; victims halve after P_thresh UE periods; two-stage increase; ACKs at high priority end to end (NIC and switches).",
     paper: "Zhang et al., Revisiting Congestion Control for Lossless Ethernet, NSDI 2024",
     base_rtt: super::BaseRtt::Fabric,
     fabric: super::FabricMode::Lossless,

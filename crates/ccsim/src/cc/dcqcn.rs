@@ -46,6 +46,7 @@ impl Scheme for Dcqcn {
             description: "DCQCN as modelled by the HPCC ns-3 simulator (Mellanox timers: alpha 1us, decrease 4us, increase 300us; CE echoed on every ACK).",
             paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
             ecn: Some(super::DEFAULT_ECN),
+            switch_acks_in_data_queue: true,
             ..SchemeInfo::BASE
         },
         SchemeInfo {
@@ -58,6 +59,7 @@ impl Scheme for Dcqcn {
                 pmax: 0.01,
                 ref_rate_bps: 40_000_000_000,
             }),
+            switch_acks_in_data_queue: true,
             ..SchemeInfo::BASE
         },
     ];

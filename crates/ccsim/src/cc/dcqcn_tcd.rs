@@ -29,6 +29,7 @@ impl Scheme for DcqcnTcd {
         description: "DCQCN on TCD's ternary marks: CE cuts as DCQCN does, UE holds the rate (skips the next increase).",
         paper: "Zhang et al., Congestion Detection in Lossless Networks (TCD), SIGCOMM 2021; ACC paper (NSDI 2024) section 6.4",
         fabric: FabricMode::Lossless,
+        switch_acks_in_data_queue: true,
         ..SchemeInfo::BASE
     }];
     type Params = DcqcnParams;

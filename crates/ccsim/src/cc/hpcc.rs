@@ -21,8 +21,10 @@
 //! packets and ACKs carry a 42-byte INT header (the simulator's fixed 5-hop `IntHeader`).
 //!
 //! Defaults: eta 0.95, max_stage 5 (the paper; the simulator's run.py passes MI_THRESH 0),
-//! rate_ai 40 Mb/s (run.py: 10 x bw/25 Mb/s at 100 Gb/s), min_rate 1000 Mb/s. The simulator
-//! quantizes INT fields (128-byte / 80-byte units, 24-bit ns time); ccsim records them exactly.
+//! rate_ai 40 Mb/s (run.py: 10 x bw/25 Mb/s at 100 Gb/s), min_rate 1000 Mb/s. INT records are
+//! exact; `int_multi` = N > 0 encodes them as the simulator's `IntHop` with `INT_MULTI N` does:
+//! bytes sent in units of 128 N, queue length in units of 80 N (both cut down), time in whole
+//! ns. (Its 20-bit and 24-bit counters wrap, which its deltas undo: not modelled, no effect.)
 
 use super::{AckInfo, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx};
 use crate::net::{IntHop, Packet, PktKind, Port, MAX_INT_HOPS};
@@ -64,15 +66,21 @@ impl SwitchPart<HpccParams> for IntStamp {
         IntStamp
     }
     #[inline]
-    fn on_dequeue(&mut self, _: &HpccParams, sw: &mut Sw, pkt: &mut Packet) {
+    fn on_dequeue(&mut self, p: &HpccParams, sw: &mut Sw, pkt: &mut Packet) {
         if pkt.kind == PktKind::Data {
             let port = sw.port();
-            let hop = IntHop {
+            let mut hop = IntHop {
                 ts_ps: sw.now_ps,
                 tx_bytes: port.tx_bytes,
                 rate_bps: port.rate_bps,
                 qlen_bytes: port.backlog_bytes() as u32,
             };
+            if p.int_multi > 0 {
+                let (bytes_unit, qlen_unit) = (128 * p.int_multi as u64, 80 * p.int_multi);
+                hop.ts_ps -= hop.ts_ps % crate::sim::PS_PER_NS;
+                hop.tx_bytes -= hop.tx_bytes % bytes_unit;
+                hop.qlen_bytes -= hop.qlen_bytes % qlen_unit;
+            }
             sw.push_int(pkt, hop);
         }
     }
@@ -96,6 +104,8 @@ pub struct HpccParams {
     pub fast_react: bool,
     /// Window at line rate; 0 = the fabric's bandwidth-delay product.
     pub base_window: Size,
+    /// 0: exact INT records; N: the simulator's encoding with `INT_MULTI N` (module header).
+    pub int_multi: u32,
 }
 
 impl Default for HpccParams {
@@ -107,6 +117,7 @@ impl Default for HpccParams {
             min_rate: Rate(1_000_000_000),
             fast_react: true,
             base_window: Size(0),
+            int_multi: 0,
         }
     }
 }

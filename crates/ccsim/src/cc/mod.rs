@@ -96,6 +96,10 @@ pub struct SchemeInfo {
     /// Default priority of ACK/NACK/control packets; None = the data priority (ACKs share the
     /// data queue).
     pub ack_priority: Option<u8>,
+    /// Switches queue ACKs and NACKs with data, whatever the NIC's class for them: the HPCC
+    /// ns-3 simulator's switches do (its `ACK_HIGH_PRIO` acts in the NIC only), and the
+    /// papers ran their DCQCN and TIMELY baselines on it. False: the NIC's class end to end.
+    pub switch_acks_in_data_queue: bool,
     /// Header bytes the scheme adds to every data packet and ACK (INT, timestamps).
     pub header_bytes: u32,
     /// Which base RTT the scheme's flows learn (`Tx::base_rtt_ps`, `Rx::base_rtt_ps`).
@@ -134,6 +138,7 @@ impl SchemeInfo {
         paper: "-",
         ecn: None,
         ack_priority: Some(0),
+        switch_acks_in_data_queue: false,
         header_bytes: 0,
         base_rtt: BaseRtt::None,
         int: false,

@@ -36,6 +36,7 @@ impl Scheme for Timely {
         description: "TIMELY as run by the HPCC ns-3 simulator: RTT-gradient rate control once per RTT (alpha 0.875, beta 0.8, T_low 50us, T_high 500us), paced; 8-byte timestamp header.",
         paper: "Mittal et al., TIMELY: RTT-based Congestion Control for the Datacenter, SIGCOMM 2015; HPCC ns-3 simulator rdma-hw.cc",
         header_bytes: TS_HEADER_BYTES,
+        switch_acks_in_data_queue: true,
         ..SchemeInfo::BASE
     }];
     type Params = TimelyParams;

@@ -29,6 +29,7 @@ impl Scheme for TimelyTcd {
         paper: "Zhang et al., Congestion Detection in Lossless Networks (TCD), SIGCOMM 2021; ACC paper (NSDI 2024) section 6.4",
         header_bytes: TS_HEADER_BYTES,
         fabric: FabricMode::Lossless,
+        switch_acks_in_data_queue: true,
         ..SchemeInfo::BASE
     }];
     type Params = TimelyParams;

@@ -619,6 +619,14 @@ impl Simulation {
                 .collect::<Vec<_>>()
                 .into();
         }
+        if self.s.pfc_enabled && self.s.switch_ack_priority != self.s.ack_priority {
+            summary["pfc"]["acks_past_headroom"] = self
+                .switches
+                .iter()
+                .map(|s| s.acks_past_headroom)
+                .sum::<u64>()
+                .into();
+        }
         if self.s.ctrl_queue.is_some() {
             summary["ctrl_drops"] = ps.iter().map(|p| p.ctrl_drops).sum::<u64>().into();
         }

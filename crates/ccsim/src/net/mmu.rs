@@ -5,8 +5,15 @@
 //! run. Lossy: a packet that would overflow its egress queue's limit (drop-tail, in packets or
 //! bytes, or a dynamic threshold alpha x the free pool) or the pool is dropped.
 //!
-//! Buffer model: `shared_pool = buffer - sum(headroom reserves)` (no headroom when lossy).
+//! Buffer model: `shared_pool = buffer - sum(headroom + reserve)` over ports (none when lossy);
+//! each ingress queue's first `fabric.pfc.reserve` bytes stay outside the pool and threshold.
 //! Control packets (priority 0) bypass admission and are counted apart.
+//!
+//! ACKs and NACKs that switches queue with data (`fabric.ack_priority`) while the NIC sends them
+//! in another class (`host.ack_priority`) keep coming after a PAUSE, so they can outrun the
+//! headroom. The HPCC ns-3 simulator drops them there (a flow whose last ACK is lost never ends
+//! in it); ccsim charges them to the shared pool instead and counts them
+//! (`pfc.acks_past_headroom` in the summary).
 
 use crate::scenario::config::{DropMode, PfcMode};
 use crate::world::{SimError, Simulation};
@@ -23,6 +30,8 @@ pub struct BufferState {
     /// Bytes currently held in PFC headroom (all ports).
     pub hdrm_used_bytes: u64,
     pub max_used_bytes: u64,
+    /// ACKs and NACKs admitted to the shared pool because their headroom was full.
+    pub acks_past_headroom: u64,
 }
 
 /// Outcome of buffer admission.
@@ -36,27 +45,27 @@ pub(crate) enum Admit {
 }
 
 impl Simulation {
-    /// PFC XOFF threshold of switch `si`'s ingress queues.
+    /// PFC XOFF threshold of the ingress queues of switch `si`'s port `in_port`.
     #[inline]
-    pub(crate) fn pfc_threshold(&self, si: usize) -> u64 {
+    pub(crate) fn pfc_threshold(&self, si: usize, in_port: u32) -> u64 {
         match self.s.pfc_mode {
             PfcMode::Static => self.s.pfc_xoff_bytes,
             PfcMode::Dynamic => {
                 let sw = &self.switches[si];
-                (self.s.pfc_alpha * (sw.shared_pool_bytes - sw.shared_used_bytes) as f64) as u64
+                let alpha = self.ports[in_port as usize].pfc_alpha;
+                (alpha * (sw.shared_pool_bytes - sw.shared_used_bytes) as f64) as u64
             }
         }
     }
 
-    /// Charge a data packet arriving through `in_port` for egress `out` to the buffer; on a
-    /// lossless fabric, send PAUSE if its ingress queue passed the threshold.
+    /// Charge a data packet (or an ACK, `ack`) arriving through `in_port` for egress `out` to
+    /// the buffer; on a lossless fabric, send PAUSE if its ingress queue passed the threshold.
     pub(crate) fn admit(
         &mut self,
         si: usize,
         in_port: u32,
         out: u32,
-        prio: usize,
-        size: u64,
+        (prio, size, ack): (usize, u64, bool),
     ) -> Admit {
         if let Some(d) = self.s.drop {
             let sw = &self.switches[si];
@@ -78,11 +87,24 @@ impl Simulation {
             self.ports[in_port as usize].ing_shared_bytes[prio] += size;
             return Admit::Ok;
         }
-        let thresh = self.pfc_threshold(si);
+        let thresh = self.pfc_threshold(si, in_port);
+        let reserve = self.s.pfc_reserve_bytes;
         let port = &mut self.ports[in_port as usize];
-        if port.ing_hdrm_bytes[prio] > 0 || port.ing_shared_bytes[prio] + size > thresh {
-            let hdrm_used: u64 = port.ing_hdrm_bytes.iter().sum();
-            if hdrm_used + size > port.hdrm_reserve_bytes {
+        // Bytes of the queue in the shared pool with this packet.
+        let shared_after = (port.ing_shared_bytes[prio] + size).saturating_sub(reserve);
+        let mut to_hdrm = port.ing_hdrm_bytes[prio] > 0 || shared_after > thresh;
+        let hdrm_used: u64 = if to_hdrm {
+            port.ing_hdrm_bytes.iter().sum()
+        } else {
+            0
+        };
+        let hdrm_full = to_hdrm && hdrm_used + size > port.hdrm_reserve_bytes;
+        if hdrm_full && ack {
+            to_hdrm = false;
+            self.switches[si].acks_past_headroom += 1;
+        }
+        if to_hdrm {
+            if hdrm_full {
                 let name = &self.topo.nodes[port.node as usize].name;
                 self.fatal = Some(SimError(format!(
                     "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} overflowed ({} + {size} > {} bytes); raise fabric.pfc.headroom",
@@ -94,17 +116,19 @@ impl Simulation {
             self.switches[si].hdrm_used_bytes += size;
         } else {
             let sw = &mut self.switches[si];
-            if sw.shared_used_bytes + size > sw.shared_pool_bytes {
+            let to_pool = size.min(shared_after);
+            if sw.shared_used_bytes + to_pool > sw.shared_pool_bytes {
                 let name = &self.topo.nodes[port.node as usize].name;
                 self.fatal = Some(SimError(format!("lossless violation at {:.3} us: shared buffer of switch `{name}` overflowed; lower fabric.pfc.xoff or raise fabric.buffer", self.now_ps as f64 / 1e6)));
                 return Admit::Fatal;
             }
-            sw.shared_used_bytes += size;
+            sw.shared_used_bytes += to_pool;
             port.ing_shared_bytes[prio] += size;
         }
         let bit = 1u8 << prio;
         if port.pfc_sent_mask & bit == 0
-            && (port.ing_hdrm_bytes[prio] > 0 || port.ing_shared_bytes[prio] >= thresh)
+            && (port.ing_hdrm_bytes[prio] > 0
+                || port.ing_shared_bytes[prio].saturating_sub(reserve) >= thresh)
         {
             port.pfc_sent_mask |= bit;
             self.send_pfc(in_port, prio as u8, true);
@@ -120,13 +144,15 @@ impl Simulation {
         port.ing_hdrm_bytes[prio] -= from_hdrm;
         self.switches[si].hdrm_used_bytes -= from_hdrm;
         let rest = size - from_hdrm;
+        let reserve = self.s.pfc_reserve_bytes;
+        let from_pool = rest.min(port.ing_shared_bytes[prio].saturating_sub(reserve));
         port.ing_shared_bytes[prio] -= rest;
-        self.switches[si].shared_used_bytes -= rest;
+        self.switches[si].shared_used_bytes -= from_pool;
         let bit = 1u8 << prio;
         let port = &self.ports[in_port as usize];
         if port.pfc_sent_mask & bit != 0 && port.ing_hdrm_bytes[prio] == 0 {
-            let shared = port.ing_shared_bytes[prio];
-            let thresh = self.pfc_threshold(si);
+            let shared = port.ing_shared_bytes[prio].saturating_sub(reserve);
+            let thresh = self.pfc_threshold(si, in_port);
             if shared == 0 || shared + self.s.pfc_resume_offset_bytes <= thresh {
                 self.ports[in_port as usize].pfc_sent_mask &= !bit;
                 self.send_pfc(in_port, prio as u8, false);

@@ -197,6 +197,8 @@ pub struct Port {
     pub rate_bps: u64,
     /// Serialization time per byte when it is a whole number of ps (0: use exact division).
     pub ps_per_byte: u64,
+    /// Serialization times are cut to whole ns (`fabric.tx_time = "floor_ns"`).
+    pub tx_floor_ns: bool,
     pub delay_ps: u64,
     pub is_host: bool,
     /// Egress queues by priority (switch ports; host ports queue only control packets here).
@@ -221,10 +223,13 @@ pub struct Port {
     /// RED thresholds for this port (scaled by rate); kmax == 0 means marking off.
     pub kmin_bytes: u64,
     pub kmax_bytes: u64,
-    // Ingress side (switch ports): bytes of packets that entered through this port.
+    // Ingress side (switch ports): bytes of packets that entered through this port, outside
+    // headroom (the first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
     pub ing_shared_bytes: [u64; NUM_PRIO],
     pub ing_hdrm_bytes: [u64; NUM_PRIO],
     pub hdrm_reserve_bytes: u64,
+    /// Dynamic PFC threshold factor of this ingress port (`fabric.pfc.alpha[_per_rate]`).
+    pub pfc_alpha: f64,
     /// Bit p set: we have sent PAUSE for priority p to the peer.
     pub pfc_sent_mask: u8,
     // Counters.
@@ -259,6 +264,7 @@ impl Port {
             } else {
                 0
             },
+            tx_floor_ns: false,
             delay_ps,
             is_host,
             queues: Default::default(),
@@ -277,6 +283,7 @@ impl Port {
             ing_shared_bytes: [0; NUM_PRIO],
             ing_hdrm_bytes: [0; NUM_PRIO],
             hdrm_reserve_bytes: 0,
+            pfc_alpha: 0.0,
             pfc_sent_mask: 0,
             tx_bytes: 0,
             tx_pkts: 0,
@@ -297,10 +304,15 @@ impl Port {
     /// Time to serialize `bytes` on this port's link.
     #[inline]
     pub fn tx_time_ps(&self, bytes: u64) -> u64 {
-        if self.ps_per_byte > 0 {
+        let t = if self.ps_per_byte > 0 {
             bytes * self.ps_per_byte
         } else {
             crate::sim::tx_time_ps(bytes, self.rate_bps)
+        };
+        if self.tx_floor_ns {
+            t - t % crate::sim::PS_PER_NS
+        } else {
+            t
         }
     }
 

@@ -106,7 +106,12 @@ impl Simulation {
         }
         let f = &mut self.flows[fid as usize];
         f.tx_bytes += size as u64;
-        f.ctl.next_avail_ps = now + crate::sim::tx_time_ps(size as u64, f.ctl.rate_bps);
+        let mut gap_ps = crate::sim::tx_time_ps(size as u64, f.ctl.rate_bps);
+        if self.s.tx_floor_ns {
+            gap_ps -= gap_ps % crate::sim::PS_PER_NS; // ns-3's pacer cuts it as its links do
+        }
+        let f = &mut self.flows[fid as usize];
+        f.ctl.next_avail_ps = now + gap_ps;
         if f.ctl.credit_bytes != u64::MAX {
             f.ctl.credit_bytes = f.ctl.credit_bytes.saturating_sub(payload as u64);
         }
@@ -124,7 +129,12 @@ impl Simulation {
     /// start the port; returns its packet id.
     #[inline]
     pub(crate) fn send_control(&mut self, hid: u32, pkt: Packet, kick: bool) -> u32 {
-        let prio = pkt.prio as usize;
+        // An ACK's `prio` is its class at switches; the NIC has its own for it.
+        let prio = if matches!(pkt.kind, PktKind::Ack | PktKind::Nack) {
+            self.s.ack_priority as usize
+        } else {
+            pkt.prio as usize
+        };
         let size = pkt.size_bytes as u64;
         let limited = self.is_limited_ctrl(&pkt);
         let id = self.pkts.alloc(pkt);

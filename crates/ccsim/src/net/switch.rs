@@ -70,7 +70,8 @@ impl Simulation {
             }
             self.switches[si as usize].ctrl_bytes += size;
         } else {
-            match self.admit(si as usize, in_port, out, prio, size) {
+            let ack = matches!(p.kind, PktKind::Ack | PktKind::Nack);
+            match self.admit(si as usize, in_port, out, (prio, size, ack)) {
                 Admit::Ok => {}
                 Admit::Fatal => return,
                 Admit::Drop if self.s.trim && p.kind == PktKind::Data => {

@@ -2,7 +2,7 @@
 //! headroom, ECN thresholds, flows from explicit lists and generators (with their ideal FCT),
 //! probes, and the initial events.
 
-use super::config::{IdealFct, RecoveryMode};
+use super::config::{BaseRttBytes, IdealFct, RecoveryMode, TxTime};
 use super::{Scenario, ScenarioError};
 use crate::cc::BaseRtt;
 use crate::metrics::{Metrics, Results};
@@ -35,6 +35,9 @@ impl Scenario {
         let settings = self.settings(info)?;
         let switches = self.buffers(&topo, &mut fab)?;
         self.ecn_thresholds(&mut fab.ports)?;
+        for p in &mut fab.ports {
+            p.tx_floor_ns = settings.tx_floor_ns;
+        }
         let hosts: Vec<HostState> = topo
             .hosts
             .iter()
@@ -171,6 +174,10 @@ impl Scenario {
         if ack_priority > 7 {
             return Err(ScenarioError::new("host.ack_priority", "must be 0..7"));
         }
+        let switch_ack_priority = f.ack_priority.expect("resolved");
+        if switch_ack_priority > 7 {
+            return Err(ScenarioError::new("fabric.ack_priority", "must be 0..7"));
+        }
         if h.mtu_payload_bytes == 0 {
             return Err(ScenarioError::new("host.mtu_payload_bytes", "must be > 0"));
         }
@@ -218,16 +225,24 @@ impl Scenario {
             mtu_payload_bytes: h.mtu_payload_bytes,
             header_bytes: h.header_bytes + info.header_bytes,
             ack_bytes: h.ack_bytes + info.header_bytes,
+            base_rtt_bytes: match h.base_rtt_bytes.expect("resolved") {
+                BaseRttBytes::FullPacket => {
+                    h.mtu_payload_bytes + h.header_bytes + info.header_bytes
+                }
+                BaseRttBytes::Payload => h.mtu_payload_bytes,
+            },
             ack_every_packets: h.ack_every_packets,
             nack_interval_ps: h.nack_interval.0,
             ack_timer_ps: h.ack_timer.0,
             ack_priority,
+            switch_ack_priority,
+            tx_floor_ns: f.tx_time == Some(TxTime::FloorNs),
             data_priority: f.data_priority,
             scheduler: f.scheduler,
             pfc_enabled: f.pfc.enabled,
             pfc_mode: f.pfc.mode,
             pfc_xoff_bytes: f.pfc.xoff.0,
-            pfc_alpha: f.pfc.alpha.unwrap_or(0.0),
+            pfc_reserve_bytes: f.pfc.reserve.map_or(0, |r| r.0),
             pfc_resume_offset_bytes: f.pfc.resume_offset.0,
             pfc_frame_bytes: f.pfc.frame_bytes,
             ecn_pmax: f.ecn.pmax.unwrap_or(0.0),
@@ -252,6 +267,16 @@ impl Scenario {
     ) -> Result<Vec<BufferState>, ScenarioError> {
         let (f, h) = (&self.cfg.fabric, &self.cfg.host);
         let mtu_wire = (h.mtu_payload_bytes + h.header_bytes) as u64;
+        let (alpha, per_rate) = (
+            f.pfc.alpha.unwrap_or(0.0),
+            f.pfc.alpha_per_rate == Some(true),
+        );
+        // The simulator's NIC rate: the first host's link.
+        let host_bps = topo.hosts.first().map_or(0, |&h| {
+            fab.ports[fab.node_ports[h as usize][0].0 as usize].rate_bps
+        });
+        let reserve = f.pfc.reserve.map_or(0, |r| r.0);
+        let hdrm_mtus = f.pfc.headroom_mtus.unwrap_or(0) as u64;
         let mut switches = Vec::new();
         for (i, node) in topo.nodes.iter().enumerate() {
             if fab.switch_index[i] == u32::MAX {
@@ -263,13 +288,22 @@ impl Scenario {
                 let bdp = (p.rate_bps as u128 * p.delay_ps as u128
                     / 8
                     / crate::sim::PS_PER_S as u128) as u64;
-                p.hdrm_reserve_bytes = f.pfc.headroom.map_or(3 * bdp + 2 * mtu_wire, |s| s.0);
-                hdrm_total += p.hdrm_reserve_bytes;
+                p.hdrm_reserve_bytes = f
+                    .pfc
+                    .headroom
+                    .map_or(3 * bdp + hdrm_mtus * mtu_wire, |s| s.0);
+                hdrm_total += p.hdrm_reserve_bytes + reserve;
+                // The simulator's alpha: doubled while the rate is above the host links' (halved).
+                p.pfc_alpha = alpha;
+                let mut rate = p.rate_bps;
+                while per_rate && rate > host_bps && p.pfc_alpha < 1.0 {
+                    (p.pfc_alpha, rate) = ((2.0 * p.pfc_alpha).min(1.0), rate / 2);
+                }
             }
             if f.pfc.enabled && hdrm_total >= f.buffer.0 {
                 return Err(ScenarioError::new(
                     "fabric.buffer",
-                    format!("switch `{}` needs {hdrm_total} bytes of PFC headroom, more than its {}-byte buffer; raise fabric.buffer or lower fabric.pfc.headroom", node.name, f.buffer.0),
+                    format!("switch `{}` needs {hdrm_total} bytes of PFC headroom (and reserve), more than its {}-byte buffer; raise fabric.buffer or lower fabric.pfc.headroom", node.name, f.buffer.0),
                 ));
             }
             let pool = if f.pfc.enabled {
@@ -297,6 +331,7 @@ impl Scenario {
                 ctrl_bytes: 0,
                 hdrm_used_bytes: 0,
                 max_used_bytes: 0,
+                acks_past_headroom: 0,
             });
         }
         Ok(switches)
@@ -458,7 +493,7 @@ impl Scenario {
             fl.base_rtt_ps = base_rtt_ps;
             let path = sim.path(sim.flows.len() as u32, s.src, s.dst);
             if info.base_rtt == BaseRtt::Path {
-                fl.base_rtt_ps = sim.base_rtt_ps(&path);
+                fl.base_rtt_ps = sim.base_rtt_ps(&path, sim.s.base_rtt_bytes as u64);
                 fl.path = sim.path_base(&path);
             }
             fl.ctl.window_bytes = window;
@@ -467,8 +502,11 @@ impl Scenario {
                 fl.loss.irn = Some(Box::default());
                 fl.ooo = Some(Box::default());
             }
-            fl.ideal_fct_ps =
-                sim.ideal_fct_ps(&path, s.size_bytes.unwrap_or(0), self.cfg.output.ideal_fct);
+            fl.ideal_fct_ps = sim.ideal_fct_ps(
+                &path,
+                s.size_bytes.unwrap_or(0),
+                (self.cfg.output.ideal_fct, h.header_bytes as u64),
+            );
             let limit = crate::sim::units::MAX_TIME_PS;
             if fl.ideal_fct_ps > limit || s.start_ps > limit {
                 return Err(ScenarioError::new(
@@ -599,14 +637,17 @@ struct Path {
 }
 
 impl Simulation {
-    /// Ideal FCT of `size` bytes on a flow's path (DESIGN.md, metrics), by definition `def`.
-    fn ideal_fct_ps(&self, path: &Path, size: u64, def: IdealFct) -> u64 {
+    /// Ideal FCT of `size` bytes on a flow's path (DESIGN.md, metrics), by definition `def`;
+    /// `host_hdr` is the host's header without the scheme's.
+    fn ideal_fct_ps(&self, path: &Path, size: u64, (def, host_hdr): (IdealFct, u64)) -> u64 {
         let (mtu, hdr) = (self.s.mtu_payload_bytes as u64, self.s.header_bytes as u64);
         let wire = size.saturating_add(size.div_ceil(mtu).saturating_mul(hdr));
         match def {
-            IdealFct::Hpcc => self
-                .base_rtt_ps(path)
-                .saturating_add(tx_time_ps(wire, path.bottleneck_bps)),
+            IdealFct::Hpcc => {
+                let bytes = size.saturating_add(size.div_ceil(mtu).saturating_mul(host_hdr));
+                self.base_rtt_ps(path, mtu)
+                    .saturating_add(tx_time_ps(bytes, path.bottleneck_bps))
+            }
             IdealFct::Exact => {
                 // Store-and-forward of the first packet, then the rest streams at the bottleneck
                 // (exact when the links are equally fast), then the last ACK back.
@@ -645,21 +686,22 @@ impl Simulation {
         }
     }
 
-    /// Base RTT of a path (DESIGN.md): 2 x propagation + one full packet's serialization per hop.
-    fn base_rtt_ps(&self, path: &Path) -> u64 {
-        let full = (self.s.mtu_payload_bytes + self.s.header_bytes) as u64;
+    /// Base RTT of a path (DESIGN.md): 2 x propagation + one packet's serialization per hop
+    /// (a full packet, or the payload: `host.base_rtt_bytes`).
+    fn base_rtt_ps(&self, path: &Path, bytes: u64) -> u64 {
         path.ports
             .iter()
             .map(|&pid| {
                 let p = &self.ports[pid as usize];
-                2 * p.delay_ps + tx_time_ps(full, p.rate_bps)
+                2 * p.delay_ps + tx_time_ps(bytes, p.rate_bps)
             })
             .sum()
     }
 
-    /// A full data packet's one-way delay on an idle path, and the rate of its last link.
+    /// A data packet's one-way delay on an idle path (the size `host.base_rtt_bytes` says),
+    /// and the rate of its last link.
     fn path_base(&self, path: &Path) -> PathBase {
-        let full = (self.s.mtu_payload_bytes + self.s.header_bytes) as u64;
+        let full = self.s.base_rtt_bytes as u64;
         let ports = path.ports.iter().map(|&pid| &self.ports[pid as usize]);
         PathBase {
             base_owd_ps: ports
@@ -682,7 +724,7 @@ impl Simulation {
             }
             for dst in (0..nh).filter(|&d| d != src) {
                 let path = self.path(0, src, dst);
-                rtt_ps = rtt_ps.max(self.base_rtt_ps(&path));
+                rtt_ps = rtt_ps.max(self.base_rtt_ps(&path, self.s.base_rtt_bytes as u64));
                 if path.ports.len() - 1 > deepest.2 {
                     deepest = (src, dst, path.ports.len() - 1);
                 }

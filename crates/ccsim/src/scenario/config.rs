@@ -21,6 +21,11 @@ pub struct ScenarioCfg {
     /// Master seed of every random stream (workload, ECN marking, ECMP hashing).
     #[serde(default = "one")]
     pub seed: u64,
+    /// Another simulator's fabric details as the defaults of the settings that model them
+    /// (`fabric.tx_time`, `fabric.pfc.alpha_per_rate`, `.reserve`, `.headroom_mtus`,
+    /// `host.base_rtt_bytes`); settings given explicitly win.
+    #[serde(default, skip_serializing_if = "Compat::is_none")]
+    pub compat: Compat,
     /// Stop time. Without it the run ends when every finite flow has finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Time>,
@@ -39,6 +44,48 @@ pub struct ScenarioCfg {
     pub flows: Vec<FlowCfg>,
     #[serde(default)]
     pub output: OutputCfg,
+}
+
+/// Whose fabric details a scenario's defaults follow.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub enum Compat {
+    /// ccsim's own.
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// The HPCC ns-3 simulator's (`ccsim import-hpcc` sets it): serialization times cut to
+    /// whole ns, PFC alpha doubled per doubling of a port's rate, 4 KiB reserved per ingress
+    /// queue, headroom 3 x BDP, base RTT from the payload.
+    #[serde(rename = "hpcc-sim")]
+    HpccSim,
+}
+
+impl Compat {
+    fn is_none(&self) -> bool {
+        *self == Compat::None
+    }
+}
+
+/// How a link's serialization time is computed.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TxTime {
+    /// bytes x 8 / rate, in ps (rounded up).
+    Exact,
+    /// Cut down to whole ns, as ns-3 does (`Seconds(CalculateTxTime(...))` at ns resolution):
+    /// a 1048-byte packet takes 83 ns instead of 83.84 at 100 Gb/s, 20 instead of 20.96 at
+    /// 400 Gb/s, so links run ~1% and ~4.8% fast.
+    FloorNs,
+}
+
+/// Which packet size the base RTT counts once per hop.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseRttBytes {
+    /// A full data packet: payload, headers and the scheme's header (INT, timestamp).
+    FullPacket,
+    /// The payload alone, as the HPCC ns-3 simulator (`packet_payload_size` per hop).
+    Payload,
 }
 
 /// A link's rate and one-way propagation delay.
@@ -116,6 +163,14 @@ pub struct FabricCfg {
     pub scheduler: Scheduler,
     /// Priority of data packets (1..7).
     pub data_priority: u8,
+    /// Serialization times: "exact" or "floor_ns" (ns-3's); unset: as `compat` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_time: Option<TxTime>,
+    /// Priority class switches queue ACKs and NACKs in, whatever class the NIC sent them in
+    /// (`host.ack_priority`); unset means "as the scheme needs" (the data class for DCQCN and
+    /// TIMELY, as in the HPCC ns-3 simulator; else the NIC's class).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_priority: Option<u8>,
     /// Lossy fabric (`pfc.enabled = false`): what a full queue does. Resolved to a shared
     /// buffer with dynamic thresholds (alpha 1) when PFC is off and this is unset.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -198,6 +253,8 @@ impl Default for FabricCfg {
             ecn: EcnCfg::default(),
             scheduler: Scheduler::Rr,
             data_priority: 3,
+            tx_time: None,
+            ack_priority: None,
             loss: None,
             ecmp_symmetric: false,
         }
@@ -234,11 +291,26 @@ pub struct PfcCfg {
     /// when unset). Only in mode = "dynamic".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// Dynamic mode: `alpha` holds on ports at the host link rate and doubles with each
+    /// doubling of a port's rate, up to 1 (the HPCC simulator: 1/8 at 100G, 1/2 at 400G).
+    /// Unset: as `compat` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_per_rate: Option<bool>,
+    /// The first bytes of every ingress queue are its own, outside the shared pool and the
+    /// threshold; the pool shrinks by this much per port (the HPCC simulator: 4 KiB).
+    /// Unset: as `compat` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserve: Option<Size>,
     /// RESUME once the ingress queue is this far below the threshold (3 KiB as in the HPCC simulator).
     pub resume_offset: Size,
-    /// Headroom per ingress port; default 3 x link bandwidth-delay product + 2 MTU.
+    /// Headroom per ingress port, one size for all; unset: 3 x the link's bandwidth-delay
+    /// product + `headroom_mtus` full packets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom: Option<Size>,
+    /// Full packets added to the computed headroom (2; the HPCC simulator: 0). Unset: as
+    /// `compat` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom_mtus: Option<u32>,
     /// PAUSE frame size on the wire.
     pub frame_bytes: u32,
     /// A cycle of switch ports all paused for this long is reported as a deadlock (summary
@@ -253,8 +325,11 @@ impl Default for PfcCfg {
             mode: PfcMode::Static,
             xoff: Size(512_000),
             alpha: None,
+            alpha_per_rate: None,
+            reserve: None,
             resume_offset: Size(3 * 1024),
             headroom: None,
+            headroom_mtus: None,
             frame_bytes: 64,
             deadlock_after: Time(crate::sim::PS_PER_MS),
         }
@@ -302,9 +377,14 @@ pub struct HostCfg {
     /// the HPCC simulator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Size>,
-    /// Priority of ACK/NACK; unset means "as the scheme needs" (0 for DCQCN).
+    /// Priority class the NIC sends ACKs, NACKs and control packets in (a class a PAUSE of
+    /// the data class does not stop); unset means "as the scheme needs" (0 for DCQCN).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_priority: Option<u8>,
+    /// Which packet size the base RTT counts per hop ("full_packet" or "payload", the HPCC
+    /// simulator's); it sets BDP windows and RCC's path delays. Unset: as `compat` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_rtt_bytes: Option<BaseRttBytes>,
     /// Loss recovery on a lossy fabric; resolved to go-back-N when PFC is off and unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery: Option<Recovery>,
@@ -324,6 +404,7 @@ impl Default for HostCfg {
             nack_interval: Time(500 * crate::sim::PS_PER_US),
             window: None,
             ack_priority: None,
+            base_rtt_bytes: None,
             recovery: None,
             stall_after: Time(100 * crate::sim::PS_PER_MS),
         }
@@ -448,9 +529,10 @@ pub enum IdealFct {
     /// store-and-forwarded at every hop, the rest of its bytes at the slowest link.
     #[default]
     Exact,
-    /// The HPCC ns-3 simulator's: base RTT (one full packet per hop) + all bytes at the slowest
-    /// link. Slowdowns then compare with that simulator's, but a flow under one MTU measures
-    /// below 1.
+    /// The HPCC ns-3 simulator's: its base RTT (2 x propagation + one payload's serialization
+    /// per hop) + all bytes with their headers (not the scheme's INT or timestamp) at the
+    /// slowest link. Slowdowns then compare with that simulator's, but a flow under one MTU
+    /// measures below 1.
     Hpcc,
 }
 

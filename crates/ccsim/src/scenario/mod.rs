@@ -165,6 +165,31 @@ pub fn apply_override(root: &mut toml::Table, spec: &str) -> Result<(), Scenario
     Ok(())
 }
 
+/// Fill the fabric-detail settings `compat` gives defaults for (`config::Compat`).
+fn resolve_compat(cfg: &mut ScenarioCfg) {
+    use config::{BaseRttBytes, Compat, TxTime};
+    let sim = cfg.compat == Compat::HpccSim;
+    cfg.fabric
+        .tx_time
+        .get_or_insert(if sim { TxTime::FloorNs } else { TxTime::Exact });
+    cfg.host.base_rtt_bytes.get_or_insert(if sim {
+        BaseRttBytes::Payload
+    } else {
+        BaseRttBytes::FullPacket
+    });
+    // PFC's own settings exist on a lossless fabric only (`resolve_fabric_mode` refuses them
+    // elsewhere), alpha_per_rate in the dynamic mode only.
+    let pfc = &mut cfg.fabric.pfc;
+    if pfc.enabled {
+        pfc.reserve
+            .get_or_insert(units::Size(if sim { 4096 } else { 0 }));
+        pfc.headroom_mtus.get_or_insert(if sim { 0 } else { 2 });
+        if pfc.mode == config::PfcMode::Dynamic {
+            pfc.alpha_per_rate.get_or_insert(sim);
+        }
+    }
+}
+
 /// Check the options that belong to one fabric mode only, and resolve the lossy fabric's drop
 /// policy and host recovery when PFC is off.
 fn resolve_fabric_mode(
@@ -193,9 +218,14 @@ fn resolve_fabric_mode(
     if lossless {
         let pfc = &mut cfg.fabric.pfc;
         match pfc.mode {
-            config::PfcMode::Static if pfc.alpha.is_some() => {
+            config::PfcMode::Static if pfc.alpha.is_some() || pfc.alpha_per_rate.is_some() => {
+                let field = if pfc.alpha.is_some() {
+                    "alpha"
+                } else {
+                    "alpha_per_rate"
+                };
                 return Err(ScenarioError::new(
-                    "fabric.pfc.alpha",
+                    &format!("fabric.pfc.{field}"),
                     "applies only to mode = \"dynamic\"; the static mode pauses at xoff",
                 ));
             }
@@ -218,8 +248,16 @@ fn resolve_fabric_mode(
         }
         return Ok(());
     }
-    if cfg.fabric.pfc.headroom.is_some() {
-        return only("fabric.pfc.headroom", false);
+    let pfc = &cfg.fabric.pfc;
+    for (field, set) in [
+        ("headroom", pfc.headroom.is_some()),
+        ("headroom_mtus", pfc.headroom_mtus.is_some()),
+        ("reserve", pfc.reserve.is_some()),
+        ("alpha_per_rate", pfc.alpha_per_rate.is_some()),
+    ] {
+        if set {
+            return only(&format!("fabric.pfc.{field}"), false);
+        }
     }
     cfg.host.recovery.get_or_insert_with(Default::default);
     let loss = cfg.fabric.loss.get_or_insert(LossCfg {
@@ -350,11 +388,20 @@ impl Scenario {
             ecn.ref_rate.get_or_insert(units::Rate(d.ref_rate_bps));
         }
         resolve_fabric_mode(&mut cfg, info)?;
+        resolve_compat(&mut cfg);
         absolute_paths(&mut cfg, base_dir);
         let data_priority = cfg.fabric.data_priority;
-        cfg.host
+        let nic_ack = *cfg
+            .host
             .ack_priority
             .get_or_insert(info.ack_priority.unwrap_or(data_priority));
+        cfg.fabric
+            .ack_priority
+            .get_or_insert(if info.switch_acks_in_data_queue {
+                data_priority
+            } else {
+                nic_ack
+            });
         Ok(Scenario {
             cfg,
             cc_params,

@@ -148,7 +148,14 @@ impl Simulation {
     /// An ACK or NACK from flow `fid`'s receiver, echoing data packet `data`.
     fn reply(&self, fid: u32, kind: PktKind, seq: u64, mark: Mark, ts_ps: u64) -> Packet {
         let f = &self.flows[fid as usize];
-        let mut a = Packet::new(kind, fid, f.src, self.s.ack_bytes, self.s.ack_priority);
+        // Switches queue it in `switch_ack_priority`; the NIC in `ack_priority` (send_control).
+        let mut a = Packet::new(
+            kind,
+            fid,
+            f.src,
+            self.s.ack_bytes,
+            self.s.switch_ack_priority,
+        );
         (a.seq, a.mark, a.ts_ps) = (seq, mark, ts_ps);
         if self.s.has_receiver {
             a.hdr = self.cc.ack_hdr(&self.receivers[fid as usize]);
