@@ -260,7 +260,7 @@ impl Simulation {
         let now = self.now_ps;
         let size = self.pkts[pkt].size_bytes as u64;
         let port = &mut self.ports[pid as usize];
-        let ser = port.tx_time_ps(size);
+        let ser = port.tx_time_ps(size, self.s.tx_floor_ns);
         port.busy_until_ps = now + ser;
         port.tx_bytes += size;
         port.tx_pkts += 1;

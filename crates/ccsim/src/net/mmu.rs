@@ -92,26 +92,26 @@ impl Simulation {
         let port = &mut self.ports[in_port as usize];
         // Bytes of the queue in the shared pool with this packet.
         let shared_after = (port.ing_shared_bytes[prio] + size).saturating_sub(reserve);
-        let mut to_hdrm = port.ing_hdrm_bytes[prio] > 0 || shared_after > thresh;
-        let hdrm_used: u64 = if to_hdrm {
-            port.ing_hdrm_bytes.iter().sum()
-        } else {
-            0
-        };
-        let hdrm_full = to_hdrm && hdrm_used + size > port.hdrm_reserve_bytes;
-        if hdrm_full && ack {
-            to_hdrm = false;
-            self.switches[si].acks_past_headroom += 1;
-        }
-        if to_hdrm {
-            if hdrm_full {
-                let name = &self.topo.nodes[port.node as usize].name;
-                self.fatal = Some(SimError(format!(
-                    "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} overflowed ({} + {size} > {} bytes); raise fabric.pfc.headroom",
-                    self.now_ps as f64 / 1e6, hdrm_used, port.hdrm_reserve_bytes
+        // Past the threshold: headroom, if it has room. An ACK that finds it full goes to the
+        // pool (module header); anything else there is a lossless violation.
+        let to_hdrm = (port.ing_hdrm_bytes[prio] > 0 || shared_after > thresh)
+            && {
+                let hdrm_used: u64 = port.ing_hdrm_bytes.iter().sum();
+                let fits = hdrm_used + size <= port.hdrm_reserve_bytes;
+                if !fits && !ack {
+                    let name = &self.topo.nodes[port.node as usize].name;
+                    self.fatal = Some(SimError(format!(
+                    "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} overflowed ({hdrm_used} + {size} > {} bytes); raise fabric.pfc.headroom",
+                    self.now_ps as f64 / 1e6, port.hdrm_reserve_bytes
                 )));
-                return Admit::Fatal;
-            }
+                    return Admit::Fatal;
+                }
+                if !fits {
+                    self.switches[si].acks_past_headroom += 1;
+                }
+                fits
+            };
+        if to_hdrm {
             port.ing_hdrm_bytes[prio] += size;
             self.switches[si].hdrm_used_bytes += size;
         } else {

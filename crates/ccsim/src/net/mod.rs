@@ -197,8 +197,6 @@ pub struct Port {
     pub rate_bps: u64,
     /// Serialization time per byte when it is a whole number of ps (0: use exact division).
     pub ps_per_byte: u64,
-    /// Serialization times are cut to whole ns (`fabric.tx_time = "floor_ns"`).
-    pub tx_floor_ns: bool,
     pub delay_ps: u64,
     pub is_host: bool,
     /// Egress queues by priority (switch ports; host ports queue only control packets here).
@@ -264,7 +262,6 @@ impl Port {
             } else {
                 0
             },
-            tx_floor_ns: false,
             delay_ps,
             is_host,
             queues: Default::default(),
@@ -301,19 +298,15 @@ impl Port {
         }
     }
 
-    /// Time to serialize `bytes` on this port's link.
+    /// Time to serialize `bytes` on this port's link (cut to whole ns when `floor_ns`).
     #[inline]
-    pub fn tx_time_ps(&self, bytes: u64) -> u64 {
+    pub fn tx_time_ps(&self, bytes: u64, floor_ns: bool) -> u64 {
         let t = if self.ps_per_byte > 0 {
             bytes * self.ps_per_byte
         } else {
             crate::sim::tx_time_ps(bytes, self.rate_bps)
         };
-        if self.tx_floor_ns {
-            t - t % crate::sim::PS_PER_NS
-        } else {
-            t
-        }
+        crate::sim::cut_to_ns(t, floor_ns)
     }
 
     /// Append packet `pkt` of `size_bytes` to the queue of priority `prio`.

@@ -106,12 +106,8 @@ impl Simulation {
         }
         let f = &mut self.flows[fid as usize];
         f.tx_bytes += size as u64;
-        let mut gap_ps = crate::sim::tx_time_ps(size as u64, f.ctl.rate_bps);
-        if self.s.tx_floor_ns {
-            gap_ps -= gap_ps % crate::sim::PS_PER_NS; // ns-3's pacer cuts it as its links do
-        }
-        let f = &mut self.flows[fid as usize];
-        f.ctl.next_avail_ps = now + gap_ps;
+        let gap_ps = crate::sim::tx_time_ps(size as u64, f.ctl.rate_bps);
+        f.ctl.next_avail_ps = now + crate::sim::cut_to_ns(gap_ps, self.s.tx_floor_ns);
         if f.ctl.credit_bytes != u64::MAX {
             f.ctl.credit_bytes = f.ctl.credit_bytes.saturating_sub(payload as u64);
         }
@@ -129,12 +125,9 @@ impl Simulation {
     /// start the port; returns its packet id.
     #[inline]
     pub(crate) fn send_control(&mut self, hid: u32, pkt: Packet, kick: bool) -> u32 {
-        // An ACK's `prio` is its class at switches; the NIC has its own for it.
-        let prio = if matches!(pkt.kind, PktKind::Ack | PktKind::Nack) {
-            self.s.ack_priority as usize
-        } else {
-            pkt.prio as usize
-        };
+        // Every control packet leaves the NIC in its class; an ACK's `prio` is its class at
+        // switches (`fabric.ack_priority`), a control packet's the same as here.
+        let prio = self.s.ack_priority as usize;
         let size = pkt.size_bytes as u64;
         let limited = self.is_limited_ctrl(&pkt);
         let id = self.pkts.alloc(pkt);

@@ -73,8 +73,8 @@ impl Simulation {
         let &pkt = port.limited.front()?;
         if port.limited_next_ps <= now {
             port.limited.pop_front();
-            let gap = port.tx_time_ps(self.pkts[pkt].size_bytes as u64) * c.share_den as u64
-                / c.share_num as u64;
+            let ser = port.tx_time_ps(self.pkts[pkt].size_bytes as u64, self.s.tx_floor_ns);
+            let gap = ser * c.share_den as u64 / c.share_num as u64;
             port.limited_next_ps = now + gap;
             return Some(pkt);
         }

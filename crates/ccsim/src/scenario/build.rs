@@ -35,9 +35,6 @@ impl Scenario {
         let settings = self.settings(info)?;
         let switches = self.buffers(&topo, &mut fab)?;
         self.ecn_thresholds(&mut fab.ports)?;
-        for p in &mut fab.ports {
-            p.tx_floor_ns = settings.tx_floor_ns;
-        }
         let hosts: Vec<HostState> = topo
             .hosts
             .iter()
@@ -640,15 +637,15 @@ impl Simulation {
     /// Ideal FCT of `size` bytes on a flow's path (DESIGN.md, metrics), by definition `def`;
     /// `host_hdr` is the host's header without the scheme's.
     fn ideal_fct_ps(&self, path: &Path, size: u64, (def, host_hdr): (IdealFct, u64)) -> u64 {
-        let (mtu, hdr) = (self.s.mtu_payload_bytes as u64, self.s.header_bytes as u64);
-        let wire = size.saturating_add(size.div_ceil(mtu).saturating_mul(hdr));
+        let mtu = self.s.mtu_payload_bytes as u64;
+        let with_headers = |hdr: u64| size.saturating_add(size.div_ceil(mtu).saturating_mul(hdr));
         match def {
-            IdealFct::Hpcc => {
-                let bytes = size.saturating_add(size.div_ceil(mtu).saturating_mul(host_hdr));
-                self.base_rtt_ps(path, mtu)
-                    .saturating_add(tx_time_ps(bytes, path.bottleneck_bps))
-            }
+            IdealFct::Hpcc => self
+                .base_rtt_ps(path, mtu)
+                .saturating_add(tx_time_ps(with_headers(host_hdr), path.bottleneck_bps)),
             IdealFct::Exact => {
+                let hdr = self.s.header_bytes as u64;
+                let wire = with_headers(hdr);
                 // Store-and-forward of the first packet, then the rest streams at the bottleneck
                 // (exact when the links are equally fast), then the last ACK back.
                 let first = size.min(mtu) + hdr;
@@ -701,11 +698,11 @@ impl Simulation {
     /// A data packet's one-way delay on an idle path (the size `host.base_rtt_bytes` says),
     /// and the rate of its last link.
     fn path_base(&self, path: &Path) -> PathBase {
-        let full = self.s.base_rtt_bytes as u64;
+        let bytes = self.s.base_rtt_bytes as u64;
         let ports = path.ports.iter().map(|&pid| &self.ports[pid as usize]);
         PathBase {
             base_owd_ps: ports
-                .map(|p| p.delay_ps + tx_time_ps(full, p.rate_bps))
+                .map(|p| p.delay_ps + tx_time_ps(bytes, p.rate_bps))
                 .sum(),
             last_hop_bps: self.ports[*path.ports.last().expect("a path has a hop") as usize]
                 .rate_bps,

@@ -8,6 +8,17 @@ pub const PS_PER_US: u64 = 1_000_000;
 pub const PS_PER_MS: u64 = 1_000_000_000;
 pub const PS_PER_S: u64 = 1_000_000_000_000;
 
+/// `ps` cut down to whole ns when `floor_ns` (ns-3's `Seconds(double)` at ns resolution, for
+/// serialization and pacing under `fabric.tx_time = "floor_ns"`).
+#[inline]
+pub fn cut_to_ns(ps: u64, floor_ns: bool) -> u64 {
+    if floor_ns {
+        ps - ps % PS_PER_NS
+    } else {
+        ps
+    }
+}
+
 /// Time to serialize `bytes` at `rate_bps`, rounded up to the next picosecond.
 #[inline]
 pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> u64 {
