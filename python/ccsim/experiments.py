@@ -520,14 +520,37 @@ def goodput_gbps(
     return _per_run(res, "rates", after_us, one, agg, where)
 
 
-def pauses(res: SweepResult, node: str, to_node: str, agg: str = "mean", **where: Any) -> float:
-    """PFC PAUSE frames ``node`` sent to ``to_node`` over the run, aggregated over runs."""
+def pauses(
+    res: SweepResult,
+    node: str,
+    to_node: str,
+    after_us: float = 0,
+    until_us: float = math.inf,
+    agg: str = "mean",
+    **where: Any,
+) -> float:
+    """PFC PAUSE frames ``node`` sent to ``to_node`` over the run, or (with ``after_us`` or
+    ``until_us``, from the recorded PFC events) over ``[after_us, until_us)``; aggregated
+    over runs."""
     sel = _select(res, where)
     ports = sel.pfc_ports
     link = ports[(ports["node"] == node) & (ports["to_node"] == to_node)]
     if link.empty:
         raise ClaimError(f"pauses: no port `{node}->{to_node}`; name two adjacent nodes")
-    per_run = link.groupby("run_id")["pauses_sent"].sum()
+    if after_us == 0 and until_us == math.inf:
+        per_run = link.groupby("run_id")["pauses_sent"].sum()
+    else:
+        ev = sel.pfc_events
+        if ev.empty:
+            raise ClaimError("pauses in a window need [output] pfc_events = true in the scenario")
+        ev = ev[
+            (ev["kind"] == "pause")
+            & (ev["node"] == node)
+            & (ev["to_node"] == to_node)
+            & (ev["time_us"] >= after_us)
+            & (ev["time_us"] < until_us)
+        ]
+        per_run = ev.groupby("run_id").size()
     return _aggregate([per_run.get(rid, 0) for rid in sel.ok_runs["run_id"]], agg, "pauses")
 
 
@@ -612,6 +635,41 @@ def completion_rate(
             return 0.0
         span_us = float(done["finish_us"].max() - flows["start_us"].min())
         return len(done) / (span_us * 1e-6)
+
+    return _per_run(res, "flows", None, one, agg, where)
+
+
+def fct_us(
+    res: SweepResult,
+    stat: str = "mean",
+    src: int | str | None = None,
+    agg: str = "mean",
+    **where: Any,
+) -> float:
+    """The FCT (us) of finished sized flows, or of those from host ``src`` (an id, or "A..B"
+    for hosts A to B): their mean (``stat="mean"``) or a percentile (``"p99"``), per run,
+    aggregated over runs with ``agg``."""
+    import numpy as np
+
+    if isinstance(src, str):
+        a, _, b = src.partition("..")
+        if not (a.isdigit() and b.isdigit()):
+            raise ClaimError(f'fct_us: src={src!r}; give a host id or a range "A..B"')
+        hosts = range(int(a), int(b) + 1)
+    else:
+        hosts = None if src is None else range(src, src + 1)
+    if stat != "mean" and not (stat[:1] == "p" and stat[1:].replace(".", "", 1).isdigit()):
+        raise ClaimError(f"fct_us: stat={stat!r}; use mean or a percentile such as p99")
+
+    def one(flows: pd.DataFrame) -> float:
+        done = flows[flows["finish_us"].notna() & (flows["size_bytes"] > 0)]
+        if hosts is not None:
+            done = done[done["src"].isin(hosts)]
+        if done.empty:
+            raise ClaimError(f"fct_us: no finished flow from src={src}")
+        if stat == "mean":
+            return float(done["fct_us"].mean())
+        return float(np.percentile(done["fct_us"], float(stat[1:])))
 
     return _per_run(res, "flows", None, one, agg, where)
 
@@ -747,6 +805,7 @@ def _reference_rows(res: SweepResult, run: Any, folder: Path) -> list[Any]:
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "completion_rate": completion_rate,
+    "fct_us": fct_us,
     "phase_jain": phase_jain,
     "phase_goodput_gbps": phase_goodput_gbps,
     "pause_time_pct": pause_time_pct,

@@ -71,6 +71,11 @@ PAPER_ENTRIES = [
 MUST_HOLD = {
     "pcn-fig2-3": "all",
     "pcn-b3": "all",
+    "pcn-fig5": [
+        "While F1 sends well above its share (20, 16, 12G), S1 keeps pausing S0 and the victim F0 gets under 12 of its 19.1 Gb/s (Fig. 5)",
+        "F1 never receives more than its share at R1: at most 10 Gb/s of goodput at any step (paper: 9.5G)",
+        "Well below its share (6G, 3G), F1 triggers no PAUSE from S1 to S0 and F0 gets its 20G (within 5%)",
+    ],
     "pcn-fig11": [
         "PCN brings the aggregate rate to capacity (within 5%) within 2 ms, about 4 RTT (Fig. 11(b))"
     ],

@@ -324,6 +324,45 @@ fn sizes_that_would_exhaust_memory_are_refused_up_front() {
     let chain = "[topology]\nkind = \"chain\"\nbursts = 100000000\nlink = { rate = \"100Gbps\", delay = \"1us\" }\n";
     assert_mentions(&error_of(chain, &[]), &["topology.bursts", "at most"]);
     let incast = "[[workload]]\nkind = \"incast\"\nsenders = 2\nsize = \"1B\"\nload = 1.0\nstop = \"10ms\"\n";
+    for (set, needles) in [
+        (
+            "senders = \"0..2\"\nsize = \"1KB\"\nat = \"0us\"",
+            &["workload[0].senders", "between 1 and 2"][..],
+        ),
+        (
+            "senders = \"2..1\"\nsize = \"1KB\"\nat = \"0us\"",
+            &["workload[0].senders", "A <= B"],
+        ),
+        (
+            "senders = \"many\"\nsize = \"1KB\"\nat = \"0us\"",
+            &["workload[0].senders", "\"A..B\""],
+        ),
+        (
+            "senders = 2\nsize = \"1KB\"\ncdf = \"pcn_w2\"\nat = \"0us\"",
+            &["workload[0].size", "not both"],
+        ),
+        ("senders = 2\nat = \"0us\"", &["workload[0].size", "`cdf`"]),
+        (
+            "senders = 2\nsize = \"1KB\"\nevery = \"0us\"\nstop = \"1ms\"",
+            &["workload[0].every", "> 0"],
+        ),
+        (
+            "senders = 2\nsize = \"1KB\"\nevery = \"10us\"",
+            &["workload[0].stop", "`every`"],
+        ),
+        (
+            "senders = 2\nsize = \"1KB\"\nat = \"0us\"\nevery = \"10us\"",
+            &["workload[0].at", "one of"],
+        ),
+    ] {
+        let w = format!("[[workload]]\nkind = \"incast\"\n{set}\n");
+        assert_mentions(&error_of(&format!("{BASE}{w}"), &[]), needles);
+    }
+    let limited = "[[workload]]\nkind = \"long_lived\"\npairs = [[0, 1]]\nrate = \"0Gbps\"\n";
+    assert_mentions(
+        &error_of(&format!("{BASE}{limited}"), &[]),
+        &["workload[0].rate", "> 0"],
+    );
     assert_mentions(
         &error_of(&format!("{BASE}{incast}"), &[]),
         &["workload[0].load", "flows", "at most"],

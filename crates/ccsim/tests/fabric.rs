@@ -201,6 +201,41 @@ fn recurring_incast_adds_the_requested_load() {
 }
 
 #[test]
+fn incasts_with_a_random_ratio_and_sizes_from_a_cdf() {
+    // PCN's workload: per arrival 1..15 distinct senders, one size drawn from W2 for all.
+    let w =
+        "kind = \"incast\"\nsenders = \"1..15\"\ncdf = \"pcn_w2\"\nload = 0.6\nstop = \"50ms\"\n";
+    let (got, flows) = generated_load(w, 64, 0.05, 7);
+    let groups: Vec<&[ccsim::workload::FlowSpec]> = flows
+        .chunk_by(|a, b| a.start_ps == b.start_ps && a.dst == b.dst)
+        .collect();
+    let counts: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    assert!(counts.iter().all(|&k| (1..=15).contains(&k)));
+    assert!(counts.contains(&1) && counts.contains(&15), "{counts:?}");
+    let mean_k = counts.iter().sum::<usize>() as f64 / counts.len() as f64;
+    assert!((mean_k - 8.0).abs() < 1.0, "mean in-cast ratio {mean_k}");
+    for g in &groups {
+        assert!(g
+            .iter()
+            .all(|f| f.size_bytes == g[0].size_bytes && f.src != f.dst));
+    }
+    // W2 is heavy-tailed (a few 9.6 MB incasts carry most bytes): a loose check of the load.
+    assert!((got - 0.6).abs() < 0.3, "load {got}");
+}
+
+#[test]
+fn periodic_incasts_start_every_interval_up_to_stop() {
+    let w = "kind = \"incast\"\nsenders = 3\nreceiver = 0\nsize = \"64KB\"\nstart = \"2000us\"\nevery = \"12.8us\"\nstop = \"2200us\"\n";
+    let (_, flows) = generated_load(w, 8, 1.0, 1);
+    let starts: Vec<u64> = flows.iter().map(|f| f.start_ps).step_by(3).collect();
+    let expected: Vec<u64> = (0..16).map(|i| 2_000_000_000 + i * 12_800_000).collect();
+    assert_eq!(starts, expected);
+    assert!(flows
+        .iter()
+        .all(|f| f.dst == 0 && f.size_bytes == Some(64_000)));
+}
+
+#[test]
 fn hpcc_flow_file_is_read_as_written() {
     let dir = std::env::temp_dir();
     std::fs::write(

@@ -85,3 +85,17 @@ fn whole_ns_serialization_saves_the_fraction_on_every_packet() {
     let saved = fct("exact") - fct("floor_ns");
     assert_eq!(saved, ((n + 1) * 840 + 2 * 800) as f64);
 }
+
+#[test]
+fn a_rate_limited_flow_takes_its_wire_bytes_over_the_limit() {
+    // 10 MB through a 10 Gb/s limiter on 100G links: 10,000 packets of 1048 wire bytes leave
+    // one every 838.4 ns, so the last byte lands ~8.384 ms after the first (plus the path).
+    let toml = "[topology]\nkind = \"star\"\nhosts = 2\nlink = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"10MB\"\nrate = \"10Gbps\"\n";
+    let (_, _, r) = common::run(toml);
+    let fct_ps = common::column(&r, "flows", "fct_ps")[0];
+    let paced_ps = 9_999.0 * 1048.0 * 800.0;
+    assert!(
+        fct_ps > paced_ps && fct_ps < paced_ps + 10e6,
+        "FCT {fct_ps} ps vs {paced_ps} ps of pacing"
+    );
+}

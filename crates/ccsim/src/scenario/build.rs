@@ -402,12 +402,16 @@ impl Scenario {
                     "only long-lived flows (without `size`) take `stop`",
                 ));
             }
+            if fc.rate.is_some_and(|r| r.0 == 0) {
+                return Err(ScenarioError::new(&fld("rate"), "must be > 0"));
+            }
             specs.push(FlowSpec {
                 src: fc.src,
                 dst: fc.dst,
                 size_bytes: fc.size.map(|s| s.0),
                 start_ps: fc.start.0,
                 stop_ps: fc.stop.map(|s| s.0),
+                rate_bps: fc.rate.map(|r| r.0),
             });
         }
         let mut rng = Rng::new(c.seed, stream::WORKLOAD);
@@ -485,7 +489,7 @@ impl Scenario {
         }
         for s in specs {
             let mut fl = Flow::new(s.src, s.dst, s.size_bytes, s.start_ps, s.stop_ps);
-            fl.line_rate_bps = host_rate[s.src as usize];
+            fl.line_rate_bps = host_rate[s.src as usize].min(s.rate_bps.unwrap_or(u64::MAX));
             fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
             fl.base_rtt_ps = base_rtt_ps;
             let path = sim.path(sim.flows.len() as u32, s.src, s.dst);

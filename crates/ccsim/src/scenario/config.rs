@@ -444,6 +444,14 @@ impl Default for HostSet {
     }
 }
 
+/// How many senders an incast has: a number, or "A..B" (drawn uniformly per incast).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum SenderCount {
+    Fixed(u32),
+    Range(String),
+}
+
 /// A traffic generator, selected by `kind`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -462,15 +470,23 @@ pub enum WorkloadCfg {
         #[serde(default)]
         hosts: HostSet,
     },
-    /// N senders send `size` each to one receiver: once at `at`, or (with `load`) recurring as
-    /// a Poisson process whose incast bytes add `load` of the receivers' link capacity.
+    /// N senders send one size each to one receiver: once at `at`, every `every` from `start`
+    /// to `stop`, or (with `load`) as a Poisson process whose incast bytes add `load` of the
+    /// total link capacity of `hosts`.
     Incast {
-        senders: u32,
-        size: Size,
+        /// A number, or "A..B" for a count drawn uniformly per incast (PCN's in-cast ratio).
+        senders: SenderCount,
+        /// Every sender's flow size: a fixed `size`, or one drawn per incast from `cdf`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<Size>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cdf: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         receiver: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         at: Option<Time>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        every: Option<Time>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         load: Option<f64>,
         #[serde(default)]
@@ -487,6 +503,9 @@ pub enum WorkloadCfg {
         start: Time,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop: Option<Time>,
+        /// A rate limiter at the sender: the flows never send faster (see `FlowCfg::rate`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rate: Option<Rate>,
     },
     /// A flow file of the HPCC simulator: first line the count, then
     /// `src dst priority dport size_bytes start_seconds`.
@@ -505,6 +524,10 @@ pub struct FlowCfg {
     pub start: Time,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Time>,
+    /// A rate limiter at the sender: the flow never sends faster than this, and its scheme
+    /// takes it as the flow's line rate (as the PCN paper's fixed-rate flows of Fig. 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
 }
 
 /// Optional probes; all off by default (they cost nothing when off).

@@ -1,9 +1,10 @@
 //! Traffic: flow-size CDFs (the published ones ship inside the crate), Poisson arrivals sized to
 //! a target load (the HPCC simulator's generator: per host, mean gap = mean_size x 8 /
-//! (link_rate x load), destination uniform over the other hosts), incast (once or recurring),
-//! long-lived flows, and the HPCC simulator's flow files. Output: a list of flow specs.
+//! (link_rate x load), destination uniform over the other hosts), incast (once, periodic or
+//! Poisson; a fixed or random in-cast ratio; a fixed size or one drawn per incast), long-lived
+//! flows (optionally rate-limited), and the HPCC simulator's flow files. Output: flow specs.
 
-use crate::scenario::config::{HostSet, WorkloadCfg};
+use crate::scenario::config::{HostSet, SenderCount, WorkloadCfg};
 use crate::scenario::ScenarioError;
 use crate::sim::units::{MAX_SIZE_BYTES, MAX_TIME_PS};
 use crate::sim::{Rng, PS_PER_S};
@@ -16,6 +17,8 @@ pub struct FlowSpec {
     pub size_bytes: Option<u64>,
     pub start_ps: u64,
     pub stop_ps: Option<u64>,
+    /// A sender-side rate limiter (bits/s): the flow's line rate when below the host link's.
+    pub rate_bps: Option<u64>,
 }
 
 /// The built-in CDFs: (name, file text).
@@ -227,6 +230,26 @@ fn hosts_of(set: &HostSet, n_hosts: u32, field: &str) -> Result<Vec<u32>, Scenar
     }
 }
 
+/// An incast's sender count as (min, max), both within 1..=`pool`.
+fn sender_range(n: &SenderCount, pool: usize, field: &str) -> Result<(u32, u32), ScenarioError> {
+    let (a, b) = match n {
+        SenderCount::Fixed(k) => (*k, *k),
+        SenderCount::Range(s) => s
+            .split_once("..")
+            .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)))
+            .ok_or_else(|| {
+                ScenarioError::new(field, format!("`{s}`: write a number or a range \"A..B\""))
+            })?,
+    };
+    if a == 0 || a > b || b as usize > pool {
+        return Err(ScenarioError::new(
+            field,
+            format!("must be between 1 and {pool} (hosts available minus the receiver), a range A..B with A <= B"),
+        ));
+    }
+    Ok((a, b))
+}
+
 fn load_ok(load: f64, field: &str) -> Result<(), ScenarioError> {
     if !(load > 0.0 && load <= 1.0) {
         return Err(ScenarioError::new(
@@ -298,6 +321,7 @@ pub fn generate(
                         size_bytes: Some(size),
                         start_ps: t as u64,
                         stop_ps: None,
+                        rate_bps: None,
                     });
                     t += rng.exponential(gap_s) * PS_PER_S as f64;
                 }
@@ -306,8 +330,10 @@ pub fn generate(
         WorkloadCfg::Incast {
             senders,
             size,
+            cdf,
             receiver,
             at,
+            every,
             load,
             start,
             stop,
@@ -327,54 +353,88 @@ pub fn generate(
                 Some(r) if !hs.contains(r) => hs.len(),
                 _ => hs.len() - 1,
             };
-            if *senders == 0 || *senders as usize > pool {
-                return Err(ScenarioError::new(
-                    &field("senders"),
-                    format!("must be between 1 and {pool} (hosts available minus the receiver)"),
-                ));
-            }
-            if size.0 == 0 {
-                return Err(ScenarioError::new(&field("size"), "must be > 0"));
-            }
+            let (k_min, k_max) = sender_range(senders, pool, &field("senders"))?;
+            let (fixed_bytes, cdf) = match (size, cdf) {
+                (Some(s), None) if s.0 == 0 => {
+                    return Err(ScenarioError::new(&field("size"), "must be > 0"))
+                }
+                (Some(s), None) => (s.0, None),
+                (None, Some(c)) => (0, Some(Cdf::load(c, base_dir, &field("cdf"))?)),
+                _ => return Err(ScenarioError::new(&field("size"), "give either `size` (every flow's size) or `cdf` (a size drawn per incast), not both or neither")),
+            };
             let one = |t: u64, rng: &mut Rng, out: &mut Vec<FlowSpec>| {
                 let dst = receiver.unwrap_or_else(|| hs[rng.below(hs.len() as u64) as usize]);
-                // Choose `senders` distinct hosts other than the receiver (partial Fisher-Yates).
+                let k = match k_max - k_min {
+                    0 => k_min,
+                    span => k_min + rng.below(u64::from(span) + 1) as u32,
+                };
+                let bytes = cdf.as_ref().map_or(fixed_bytes, |c| c.sample(rng));
+                // Choose `k` distinct hosts other than the receiver (partial Fisher-Yates).
                 let mut pool: Vec<u32> = hs.iter().copied().filter(|&h| h != dst).collect();
-                for k in 0..*senders as usize {
-                    let j = k + rng.below((pool.len() - k) as u64) as usize;
-                    pool.swap(k, j);
+                for i in 0..k as usize {
+                    let j = i + rng.below((pool.len() - i) as u64) as usize;
+                    pool.swap(i, j);
                     out.push(FlowSpec {
-                        src: pool[k],
+                        src: pool[i],
                         dst,
-                        size_bytes: Some(size.0),
+                        size_bytes: Some(bytes),
                         start_ps: t,
                         stop_ps: None,
+                        rate_bps: None,
                     });
                 }
             };
-            match (at, load) {
-                (Some(t), None) => one(t.0, rng, &mut out),
-                (None, Some(l)) => {
+            let window = |what: &str| {
+                let stop = stop.ok_or_else(|| {
+                    ScenarioError::new(&field("stop"), format!("{what} needs `stop`"))
+                })?;
+                if stop.0 <= start.0 {
+                    return Err(ScenarioError::new(&field("stop"), "must be after `start`"));
+                }
+                Ok(stop.0)
+            };
+            let mean_k = f64::from(k_min + k_max) / 2.0;
+            match (at, every, load) {
+                (Some(t), None, None) => one(t.0, rng, &mut out),
+                (None, Some(gap), None) => {
+                    let stop = window("a periodic incast (with `every`)")?;
+                    if gap.0 == 0 {
+                        return Err(ScenarioError::new(&field("every"), "must be > 0"));
+                    }
+                    check_flow_count(&field("every"), (stop - start.0) as f64 / gap.0 as f64 * mean_k)?;
+                    for t in (start.0..stop).step_by(gap.0 as usize) {
+                        one(t, rng, &mut out);
+                    }
+                }
+                (None, None, Some(l)) => {
                     load_ok(*l, &field("load"))?;
-                    let stop = stop.ok_or_else(|| ScenarioError::new(&field("stop"), "a recurring incast (with `load`) needs `stop`"))?;
+                    let stop = window("a recurring incast (with `load`)")?;
                     // Incast bytes per second = load x the total host link capacity of the set.
                     let cap_bps: f64 = hs.iter().map(|&h| host_rate_bps[h as usize] as f64).sum();
-                    let bits = *senders as f64 * size.0 as f64 * 8.0;
-                    let gap_s = bits / (cap_bps * l);
-                    let window_s = stop.0.saturating_sub(start.0) as f64 / PS_PER_S as f64;
-                    check_flow_count(&field("load"), window_s / gap_s * *senders as f64)?;
+                    let mean_bytes = cdf.as_ref().map_or(fixed_bytes as f64, Cdf::mean);
+                    let gap_s = mean_k * mean_bytes * 8.0 / (cap_bps * l);
+                    let window_s = (stop - start.0) as f64 / PS_PER_S as f64;
+                    check_flow_count(&field("load"), window_s / gap_s * mean_k)?;
                     let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
-                    while t < stop.0 as f64 {
+                    while t < stop as f64 {
                         one(t as u64, rng, &mut out);
                         t += rng.exponential(gap_s) * PS_PER_S as f64;
                     }
                 }
-                _ => return Err(ScenarioError::new(&field("at"), "give either `at` (one incast) or `load` (recurring incasts), not both or neither")),
+                _ => return Err(ScenarioError::new(&field("at"), "give one of `at` (one incast), `every` (periodic incasts) or `load` (Poisson incasts)")),
             }
         }
-        WorkloadCfg::LongLived { pairs, start, stop } => {
+        WorkloadCfg::LongLived {
+            pairs,
+            start,
+            stop,
+            rate,
+        } => {
             if stop.is_some_and(|t| t.0 <= start.0) {
                 return Err(ScenarioError::new(&field("stop"), "must be after `start`"));
+            }
+            if rate.is_some_and(|r| r.0 == 0) {
+                return Err(ScenarioError::new(&field("rate"), "must be > 0"));
             }
             for (i, [s, d]) in pairs.iter().enumerate() {
                 for h in [s, d] {
@@ -397,6 +457,7 @@ pub fn generate(
                     size_bytes: None,
                     start_ps: start.0,
                     stop_ps: stop.map(|t| t.0),
+                    rate_bps: rate.map(|r| r.0),
                 });
             }
         }
@@ -498,6 +559,7 @@ pub fn parse_hpcc_flows(
             size_bytes: Some(size),
             start_ps: (start * PS_PER_S as f64).round() as u64,
             stop_ps: None,
+            rate_bps: None,
         });
     }
     if out.len() != n {
