@@ -213,14 +213,16 @@ fn incasts_with_a_random_ratio_and_sizes_from_a_cdf() {
     assert!(counts.iter().all(|&k| (1..=15).contains(&k)));
     assert!(counts.contains(&1) && counts.contains(&15), "{counts:?}");
     let mean_k = counts.iter().sum::<usize>() as f64 / counts.len() as f64;
-    assert!((mean_k - 8.0).abs() < 1.0, "mean in-cast ratio {mean_k}");
+    // Uniform 1..15: mean 8, sigma of the mean over ~6000 incasts sqrt(18.7 / 6000) = 0.056.
+    assert!((mean_k - 8.0).abs() < 0.25, "mean in-cast ratio {mean_k}");
     for g in &groups {
         assert!(g
             .iter()
             .all(|f| f.size_bytes == g[0].size_bytes && f.src != f.dst));
     }
-    // W2 is heavy-tailed (a few 9.6 MB incasts carry most bytes): a loose check of the load.
-    assert!((got - 0.6).abs() < 0.3, "load {got}");
+    // ~6000 incasts of k x S bytes: compound Poisson, relative sigma sqrt(E[(kS)^2] / n) /
+    // E[kS] = 5.2% for W2 (E[k^2] = 82.7); 0.125 is 4 sigma.
+    assert!((got - 0.6).abs() < 0.125, "load {got}");
 }
 
 #[test]

@@ -98,4 +98,7 @@ fn a_rate_limited_flow_takes_its_wire_bytes_over_the_limit() {
         fct_ps > paced_ps && fct_ps < paced_ps + 10e6,
         "FCT {fct_ps} ps vs {paced_ps} ps of pacing"
     );
+    // The limiter is the path's slowest hop for the ideal FCT: a lone limited flow is ideal.
+    let slowdown = common::column(&r, "flows", "slowdown")[0];
+    assert!((1.0..1.001).contains(&slowdown), "slowdown {slowdown}");
 }

@@ -77,7 +77,7 @@ impl SwitchPart<HpccParams> for IntStamp {
             };
             if p.int_multi > 0 {
                 let (bytes_unit, qlen_unit) = (128 * p.int_multi as u64, 80 * p.int_multi);
-                hop.ts_ps -= hop.ts_ps % crate::sim::PS_PER_NS;
+                hop.ts_ps = crate::sim::cut_to_ns(hop.ts_ps, true);
                 hop.tx_bytes -= hop.tx_bytes % bytes_unit;
                 hop.qlen_bytes -= hop.qlen_bytes % qlen_unit;
             }

@@ -58,6 +58,25 @@ impl Simulation {
         }
     }
 
+    /// A packet past the threshold that finds its port's headroom full: an ACK goes to the
+    /// pool, counted (module header); anything else is a lossless violation (false).
+    #[cold]
+    fn past_full_headroom(&mut self, si: usize, in_port: u32, size: u64, ack: bool) -> bool {
+        if ack {
+            self.switches[si].acks_past_headroom += 1;
+            return true;
+        }
+        let port = &self.ports[in_port as usize];
+        let name = &self.topo.nodes[port.node as usize].name;
+        self.fatal = Some(SimError(format!(
+            "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} overflowed ({} + {size} > {} bytes); raise fabric.pfc.headroom",
+            self.now_ps as f64 / 1e6,
+            port.ing_hdrm_bytes.iter().sum::<u64>(),
+            port.hdrm_reserve_bytes
+        )));
+        false
+    }
+
     /// Charge a data packet (or an ACK, `ack`) arriving through `in_port` for egress `out` to
     /// the buffer; on a lossless fabric, send PAUSE if its ingress queue passed the threshold.
     pub(crate) fn admit(
@@ -89,28 +108,17 @@ impl Simulation {
         }
         let thresh = self.pfc_threshold(si, in_port);
         let reserve = self.s.pfc_reserve_bytes;
-        let port = &mut self.ports[in_port as usize];
+        let port = &self.ports[in_port as usize];
         // Bytes of the queue in the shared pool with this packet.
         let shared_after = (port.ing_shared_bytes[prio] + size).saturating_sub(reserve);
-        // Past the threshold: headroom, if it has room. An ACK that finds it full goes to the
-        // pool (module header); anything else there is a lossless violation.
-        let to_hdrm = (port.ing_hdrm_bytes[prio] > 0 || shared_after > thresh)
-            && {
-                let hdrm_used: u64 = port.ing_hdrm_bytes.iter().sum();
-                let fits = hdrm_used + size <= port.hdrm_reserve_bytes;
-                if !fits && !ack {
-                    let name = &self.topo.nodes[port.node as usize].name;
-                    self.fatal = Some(SimError(format!(
-                    "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} overflowed ({hdrm_used} + {size} > {} bytes); raise fabric.pfc.headroom",
-                    self.now_ps as f64 / 1e6, port.hdrm_reserve_bytes
-                )));
-                    return Admit::Fatal;
-                }
-                if !fits {
-                    self.switches[si].acks_past_headroom += 1;
-                }
-                fits
-            };
+        // Past the threshold: headroom, if it has room.
+        let past = port.ing_hdrm_bytes[prio] > 0 || shared_after > thresh;
+        let to_hdrm =
+            past && port.ing_hdrm_bytes.iter().sum::<u64>() + size <= port.hdrm_reserve_bytes;
+        if past && !to_hdrm && !self.past_full_headroom(si, in_port, size, ack) {
+            return Admit::Fatal;
+        }
+        let port = &mut self.ports[in_port as usize];
         if to_hdrm {
             port.ing_hdrm_bytes[prio] += size;
             self.switches[si].hdrm_used_bytes += size;

@@ -492,7 +492,9 @@ impl Scenario {
             fl.line_rate_bps = host_rate[s.src as usize].min(s.rate_bps.unwrap_or(u64::MAX));
             fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
             fl.base_rtt_ps = base_rtt_ps;
-            let path = sim.path(sim.flows.len() as u32, s.src, s.dst);
+            let mut path = sim.path(sim.flows.len() as u32, s.src, s.dst);
+            // A rate limiter is the path's slowest hop for the ideal FCT.
+            path.bottleneck_bps = path.bottleneck_bps.min(fl.line_rate_bps);
             if info.base_rtt == BaseRtt::Path {
                 fl.base_rtt_ps = sim.base_rtt_ps(&path, sim.s.base_rtt_bytes as u64);
                 fl.path = sim.path_base(&path);

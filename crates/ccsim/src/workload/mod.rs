@@ -188,22 +188,23 @@ impl Cdf {
 fn hosts_of(set: &HostSet, n_hosts: u32, field: &str) -> Result<Vec<u32>, ScenarioError> {
     match set {
         HostSet::All(s) if s == "all" => Ok((0..n_hosts).collect()),
-        HostSet::All(s) => {
-            let range = s.split_once("..").and_then(|(a, b)| {
-                Some((a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?))
-            });
-            match range {
-                Some((a, b)) if a < b && b < n_hosts => Ok((a..=b).collect()),
-                Some(_) => Err(ScenarioError::new(
-                    field,
-                    format!("`{s}`: a range A..B needs A < B <= {} (hosts are 0..{})", n_hosts - 1, n_hosts - 1),
-                )),
-                None => Err(ScenarioError::new(
-                    field,
-                    format!("`{s}`: write \"all\", a range \"A..B\" (both included) or a list of host ids"),
-                )),
-            }
-        }
+        HostSet::All(s) => match parse_range(s) {
+            Some((a, b)) if a < b && b < n_hosts => Ok((a..=b).collect()),
+            Some(_) => Err(ScenarioError::new(
+                field,
+                format!(
+                    "`{s}`: a range A..B needs A < B <= {} (hosts are 0..{})",
+                    n_hosts - 1,
+                    n_hosts - 1
+                ),
+            )),
+            None => Err(ScenarioError::new(
+                field,
+                format!(
+                    "`{s}`: write \"all\", a range \"A..B\" (both included) or a list of host ids"
+                ),
+            )),
+        },
         HostSet::List(v) => {
             for &h in v {
                 if h >= n_hosts {
@@ -230,16 +231,19 @@ fn hosts_of(set: &HostSet, n_hosts: u32, field: &str) -> Result<Vec<u32>, Scenar
     }
 }
 
+/// "A..B" as (A, B).
+fn parse_range(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once("..")?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
 /// An incast's sender count as (min, max), both within 1..=`pool`.
 fn sender_range(n: &SenderCount, pool: usize, field: &str) -> Result<(u32, u32), ScenarioError> {
     let (a, b) = match n {
         SenderCount::Fixed(k) => (*k, *k),
-        SenderCount::Range(s) => s
-            .split_once("..")
-            .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)))
-            .ok_or_else(|| {
-                ScenarioError::new(field, format!("`{s}`: write a number or a range \"A..B\""))
-            })?,
+        SenderCount::Range(s) => parse_range(s).ok_or_else(|| {
+            ScenarioError::new(field, format!("`{s}`: write a number or a range \"A..B\""))
+        })?,
     };
     if a == 0 || a > b || b as usize > pool {
         return Err(ScenarioError::new(
