@@ -522,35 +522,39 @@ def goodput_gbps(
 
 def pauses(
     res: SweepResult,
-    node: str,
-    to_node: str,
+    node: str | None = None,
+    to_node: str | None = None,
     after_us: float = 0,
     until_us: float = math.inf,
+    prio: int | None = None,
     agg: str = "mean",
     **where: Any,
 ) -> float:
-    """PFC PAUSE frames ``node`` sent to ``to_node`` over the run, or (with ``after_us`` or
-    ``until_us``, from the recorded PFC events) over ``[after_us, until_us)``; aggregated
-    over runs."""
+    """PFC PAUSE frames ``node`` sent to ``to_node`` (both unset: every port of the fabric)
+    over the run, or (with ``after_us``, ``until_us`` or ``prio``, from the recorded PFC
+    events) those in ``[after_us, until_us)`` for priority ``prio``; aggregated over runs."""
     sel = _select(res, where)
+    if (node is None) != (to_node is None):
+        raise ClaimError("pauses: give both node and to_node (one port), or neither (all)")
     ports = sel.pfc_ports
-    link = ports[(ports["node"] == node) & (ports["to_node"] == to_node)]
-    if link.empty:
-        raise ClaimError(f"pauses: no port `{node}->{to_node}`; name two adjacent nodes")
-    if after_us == 0 and until_us == math.inf:
-        per_run = link.groupby("run_id")["pauses_sent"].sum()
+    if node is not None:
+        ports = ports[(ports["node"] == node) & (ports["to_node"] == to_node)]
+        if ports.empty:
+            raise ClaimError(f"pauses: no port `{node}->{to_node}`; name two adjacent nodes")
+    if after_us == 0 and until_us == math.inf and prio is None:
+        per_run = ports.groupby("run_id")["pauses_sent"].sum()
     else:
         ev = sel.pfc_events
-        if ev.empty:
-            raise ClaimError("pauses in a window need [output] pfc_events = true in the scenario")
-        ev = ev[
-            (ev["kind"] == "pause")
-            & (ev["node"] == node)
-            & (ev["to_node"] == to_node)
-            & (ev["time_us"] >= after_us)
-            & (ev["time_us"] < until_us)
-        ]
-        per_run = ev.groupby("run_id").size()
+        if ev.empty and not any("pfc_events = true" in c for c in sel.configs.values()):
+            raise ClaimError(
+                "pauses in a window or of one priority need [output] pfc_events = true"
+            )
+        keep = (ev["kind"] == "pause") & (ev["time_us"] >= after_us) & (ev["time_us"] < until_us)
+        if node is not None:
+            keep &= (ev["node"] == node) & (ev["to_node"] == to_node)
+        if prio is not None:
+            keep &= ev["prio"] == prio
+        per_run = ev[keep].groupby("run_id").size()
     return _aggregate([per_run.get(rid, 0) for rid in sel.ok_runs["run_id"]], agg, "pauses")
 
 

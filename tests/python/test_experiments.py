@@ -76,6 +76,9 @@ MUST_HOLD = {
         "F1 never receives more than its share at R1: at most 10 Gb/s of goodput at any step (paper: 9.5G)",
         "Well below its share (6G, 3G), F1 triggers no PAUSE from S1 to S0 and F0 gets its 20G (within 5%)",
     ],
+    "pcn-b4": [
+        "S flows get almost the same average FCT under every scheme (Fig. 20; within 25% here)"
+    ],
     "pcn-fig11": [
         "PCN brings the aggregate rate to capacity (within 5%) within 2 ms, about 4 RTT (Fig. 11(b))"
     ],

@@ -50,7 +50,8 @@ pub struct Settings {
     pub int_enabled: bool,
     /// The scheme has a receiver part (else data arrivals skip its hook).
     pub has_receiver: bool,
-    /// Senders set each packet's priority (the scheme's `prio_per_packet`).
+    /// Senders set each packet's priority (the scheme's `prio_per_packet`, or
+    /// `fabric.priority_by_size`).
     pub prio_per_packet: bool,
     /// The scheme's rate-limited control queue, if it has one.
     pub ctrl_queue: Option<crate::cc::CtrlQueue>,

@@ -495,3 +495,18 @@ fn a_route_table_that_would_not_fit_in_memory_is_refused() {
         ],
     );
 }
+
+#[test]
+fn bad_size_classes_are_named() {
+    for bad in [
+        r#"fabric.priority_by_size=["1MB","10KB"]"#,
+        r#"fabric.priority_by_size=["10KB","10KB"]"#,
+        r#"fabric.priority_by_size=[0,"10KB"]"#,
+        r#"fabric.priority_by_size=[1,2,3,4,5,6,7]"#,
+    ] {
+        assert_mentions(
+            &error_of(BASE, &[bad]),
+            &["fabric.priority_by_size", "ascending"],
+        );
+    }
+}

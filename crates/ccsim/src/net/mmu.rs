@@ -1,12 +1,15 @@
 //! The switch buffer (MMU): one shared pool per switch, each packet charged to its (ingress
 //! port, priority) and released when it leaves. Lossless: a queue past its PFC threshold
-//! (static XOFF, or alpha x the free pool) spills into the ingress port's headroom and triggers
+//! (static XOFF, or alpha x the free pool) spills into its own headroom and triggers
 //! PAUSE (`net::pfc`); overflowing headroom or the pool is a configuration error that stops the
 //! run. Lossy: a packet that would overflow its egress queue's limit (drop-tail, in packets or
 //! bytes, or a dynamic threshold alpha x the free pool) or the pool is dropped.
 //!
-//! Buffer model: `shared_pool = buffer - sum(headroom + reserve)` over ports (none when lossy);
-//! each ingress queue's first `fabric.pfc.reserve` bytes stay outside the pool and threshold.
+//! Buffer model: `shared_pool = buffer - sum(headroom + reserve)` over ports and lossless data
+//! classes (one, or one per `fabric.priority_by_size` class; none when lossy): every (ingress
+//! port, priority) queue has headroom of its own, as a paused class keeps its in-flight bytes
+//! there however long other classes run; its first `fabric.pfc.reserve` bytes stay outside the
+//! pool and threshold.
 //! Control packets (priority 0) bypass admission and are counted apart.
 //!
 //! ACKs and NACKs that switches queue with data (`fabric.ack_priority`) while the NIC sends them
@@ -61,7 +64,14 @@ impl Simulation {
     /// A packet past the threshold that finds its port's headroom full: an ACK goes to the
     /// pool, counted (module header); anything else is a lossless violation (false).
     #[cold]
-    fn past_full_headroom(&mut self, si: usize, in_port: u32, size: u64, ack: bool) -> bool {
+    fn past_full_headroom(
+        &mut self,
+        si: usize,
+        in_port: u32,
+        prio: usize,
+        size: u64,
+        ack: bool,
+    ) -> bool {
         if ack {
             self.switches[si].acks_past_headroom += 1;
             return true;
@@ -69,9 +79,9 @@ impl Simulation {
         let port = &self.ports[in_port as usize];
         let name = &self.topo.nodes[port.node as usize].name;
         self.fatal = Some(SimError(format!(
-            "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} overflowed ({} + {size} > {} bytes); raise fabric.pfc.headroom",
+            "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} priority {prio} overflowed ({} + {size} > {} bytes); raise fabric.pfc.headroom",
             self.now_ps as f64 / 1e6,
-            port.ing_hdrm_bytes.iter().sum::<u64>(),
+            port.ing_hdrm_bytes[prio],
             port.hdrm_reserve_bytes
         )));
         false
@@ -113,9 +123,8 @@ impl Simulation {
         let shared_after = (port.ing_shared_bytes[prio] + size).saturating_sub(reserve);
         // Past the threshold: headroom, if it has room.
         let past = port.ing_hdrm_bytes[prio] > 0 || shared_after > thresh;
-        let to_hdrm =
-            past && port.ing_hdrm_bytes.iter().sum::<u64>() + size <= port.hdrm_reserve_bytes;
-        if past && !to_hdrm && !self.past_full_headroom(si, in_port, size, ack) {
+        let to_hdrm = past && port.ing_hdrm_bytes[prio] + size <= port.hdrm_reserve_bytes;
+        if past && !to_hdrm && !self.past_full_headroom(si, in_port, prio, size, ack) {
             return Admit::Fatal;
         }
         let port = &mut self.ports[in_port as usize];

@@ -167,6 +167,22 @@ impl Scenario {
                 "must be 1..7 (0 is reserved for control packets)",
             ));
         }
+        let classes = &f.priority_by_size;
+        if classes.len() > 6
+            || classes.windows(2).any(|w| w[0].0 >= w[1].0)
+            || classes.first().is_some_and(|b| b.0 == 0)
+        {
+            return Err(ScenarioError::new(
+                "fabric.priority_by_size",
+                "must be 1 to 6 ascending sizes above 0 (classes 1..7), e.g. [\"10KB\", \"100KB\", \"1MB\"]",
+            ));
+        }
+        if !classes.is_empty() && info.prio_per_packet {
+            return Err(ScenarioError::new(
+                "fabric.priority_by_size",
+                "this scheme sets its packets' priorities itself; remove priority_by_size",
+            ));
+        }
         let ack_priority = h.ack_priority.expect("resolved");
         if ack_priority > 7 {
             return Err(ScenarioError::new("host.ack_priority", "must be 0..7"));
@@ -248,7 +264,7 @@ impl Scenario {
             record_pfc_events: c.output.pfc_events,
             int_enabled: info.int,
             has_receiver: self.cc_params.has_receiver(),
-            prio_per_packet: info.prio_per_packet,
+            prio_per_packet: info.prio_per_packet || !classes.is_empty(),
             ctrl_queue: info.ctrl_queue,
             drop,
             trim: info.trim,
@@ -274,6 +290,7 @@ impl Scenario {
         });
         let reserve = f.pfc.reserve.map_or(0, |r| r.0);
         let hdrm_mtus = f.pfc.headroom_mtus.unwrap_or(0) as u64;
+        let lossless_classes = f.priority_by_size.len() as u64 + 1;
         let mut switches = Vec::new();
         for (i, node) in topo.nodes.iter().enumerate() {
             if fab.switch_index[i] == u32::MAX {
@@ -289,7 +306,7 @@ impl Scenario {
                     .pfc
                     .headroom
                     .map_or(3 * bdp + hdrm_mtus * mtu_wire, |s| s.0);
-                hdrm_total += p.hdrm_reserve_bytes + reserve;
+                hdrm_total += (p.hdrm_reserve_bytes + reserve) * lossless_classes;
                 // The simulator's alpha: doubled while the rate is above the host links' (halved).
                 p.pfc_alpha = alpha;
                 let mut rate = p.rate_bps;
@@ -500,7 +517,13 @@ impl Scenario {
                 fl.path = sim.path_base(&path);
             }
             fl.ctl.window_bytes = window;
-            fl.ctl.data_prio = sim.s.data_priority;
+            fl.ctl.data_prio = match &self.cfg.fabric.priority_by_size {
+                classes if classes.is_empty() => sim.s.data_priority,
+                classes => {
+                    let size = s.size_bytes.unwrap_or(u64::MAX);
+                    1 + classes.iter().take_while(|b| size >= b.0).count() as u8
+                }
+            };
             if irn {
                 fl.loss.irn = Some(Box::default());
                 fl.ooo = Some(Box::default());

@@ -163,6 +163,11 @@ pub struct FabricCfg {
     pub scheduler: Scheduler,
     /// Priority of data packets (1..7).
     pub data_priority: u8,
+    /// Size classes instead of `data_priority` (PCN B.4): ascending bounds, e.g. ["10KB",
+    /// "100KB", "1MB"]; a flow smaller than the first bound sends in priority 1, than the
+    /// second in 2, and so on; larger and long-lived flows in one more than the bounds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub priority_by_size: Vec<Size>,
     /// Serialization times: "exact" or "floor_ns" (ns-3's); unset: as `compat` says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tx_time: Option<TxTime>,
@@ -253,6 +258,7 @@ impl Default for FabricCfg {
             ecn: EcnCfg::default(),
             scheduler: Scheduler::Rr,
             data_priority: 3,
+            priority_by_size: Vec::new(),
             tx_time: None,
             ack_priority: None,
             loss: None,
@@ -303,7 +309,7 @@ pub struct PfcCfg {
     pub reserve: Option<Size>,
     /// RESUME once the ingress queue is this far below the threshold (3 KiB as in the HPCC simulator).
     pub resume_offset: Size,
-    /// Headroom per ingress port, one size for all; unset: 3 x the link's bandwidth-delay
+    /// Headroom per ingress port and priority, one size for all; unset: 3 x the link's bandwidth-delay
     /// product + `headroom_mtus` full packets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom: Option<Size>,
