@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ccsim import api, bench, hpcc_import, plots, sweeps
+from ccsim import api, bench, examples, hpcc_import, plots, sweeps
 from ccsim._core import ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
 
@@ -96,8 +96,22 @@ def _seed(text: str) -> int:
 # --- commands ------------------------------------------------------------------------------------
 
 
+def _scenario_path(arg: str) -> Path:
+    """A scenario file, or the built-in example ``arg`` names (``ccsim examples``)."""
+    path = Path(arg)
+    if path.exists():
+        return path
+    builtin = examples.find_scenario(arg)
+    if builtin is None:
+        raise ScenarioError(
+            f"{arg}: no such file and no built-in example of that name; "
+            "`ccsim examples` lists the built-in ones"
+        )
+    return builtin
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    path = Path(args.scenario)
+    path = _scenario_path(args.scenario)
     # Validate first, so a bad scenario fails before any directory is created.
     resolved = api.validate(path, seed=args.seed, overrides=args.set)
     if args.out is not None:
@@ -127,7 +141,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    path = Path(args.scenario)
+    path = _scenario_path(args.scenario)
     resolved = api.validate(path, seed=args.seed, overrides=args.set)
     ok = f"ok: {api.scenario_name(resolved) or path.stem}"
     if args.print:  # stdout stays a re-runnable TOML file; the verdict goes to stderr
@@ -136,6 +150,38 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     else:
         print(ok)
     return 0
+
+
+def _cmd_examples(args: argparse.Namespace) -> int:
+    if args.copy is not None:
+        for folder in examples.copy_to(Path(args.copy)):
+            print(folder)
+        return 0
+    rows = [
+        (name, _header_line(examples.SCENARIOS / f"{name}.toml"))
+        for name in examples.scenario_names()
+    ]
+    width = max(len(n) for n, _ in rows)
+    print("Built-in scenarios (`ccsim run NAME` from any directory):")
+    for name, line in rows:
+        print(f"  {name:<{width}}  {line}")
+    print(
+        f"Paper experiments: `ccsim reproduce --list`. Copy every example here to edit: "
+        f"`ccsim examples --copy .` ({examples.ROOT})"
+    )
+    return 0
+
+
+def _header_line(path: Path, width: int = 90) -> str:
+    """The first sentence of a scenario's header comment, cut to ``width`` characters."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("# ").strip())
+    text = " ".join(lines)
+    first = text.split(". ")[0].rstrip(".")
+    return first if len(first) <= width else first[: width - 3].rstrip() + "..."
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -495,6 +541,14 @@ def _parser() -> argparse.ArgumentParser:
     q = sub.add_parser("list", help="list schemes, topologies and workloads")
     q.set_defaults(func=_cmd_list)
 
+    q = sub.add_parser("examples", help="list the built-in example scenarios, or copy them out")
+    q.add_argument(
+        "--copy",
+        metavar="DIR",
+        help="copy scenarios/, experiments/, sweeps/ and fidelity/ into DIR",
+    )
+    q.set_defaults(func=_cmd_examples)
+
     def backend_args(q: argparse.ArgumentParser) -> None:
         q.add_argument(
             "--backend",
@@ -572,7 +626,9 @@ def _parser() -> argparse.ArgumentParser:
     backend_args(q)
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>-<size>)")
     q.add_argument(
-        "--catalog", metavar="DIR", help="the experiments folder (default ./experiments)"
+        "--catalog",
+        metavar="DIR",
+        help="the experiments folder (default ./experiments, else the built-in catalog)",
     )
     q.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     q.set_defaults(func=_cmd_reproduce)

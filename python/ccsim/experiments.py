@@ -101,19 +101,19 @@ class Experiment:
 
 def catalog_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """Where the catalog is: ``explicit``, else ``$CCSIM_EXPERIMENTS``, else ``./experiments``,
-    else the ``experiments/`` of the source tree this package runs from."""
-    candidates = [explicit, os.environ.get(ENV_CATALOG), "experiments"]
-    candidates.append(Path(__file__).resolve().parents[2] / "experiments")
-    for c in candidates:
-        if c is not None and Path(c).is_dir():
-            return Path(c)
+    else the catalog shipped with the package (``ccsim.examples``)."""
+    from ccsim import examples
+
     where = explicit or os.environ.get(ENV_CATALOG)
-    raise ScenarioError(
-        f"--catalog: no experiment catalog at {where}; give the folder of experiments/*.toml"
-        if where
-        else "--catalog: no experiments/ folder here; run from the ccsim repository or pass "
-        "--catalog DIR"
-    )
+    if where is not None:
+        if not Path(where).is_dir():
+            raise ScenarioError(
+                f"--catalog: no experiment catalog at {where}; give the folder of experiments/*.toml"
+            )
+        return Path(where).resolve()
+    here = Path("experiments")
+    # Resolved, so that entries' relative paths are taken from where the files really are.
+    return here.resolve() if here.is_dir() else examples.EXPERIMENTS
 
 
 def list_experiments(directory: Path) -> list[Experiment]:
