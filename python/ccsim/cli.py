@@ -118,6 +118,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         out = Path(args.out)
     else:
         out = Path("results") / _dir_name(api.scenario_name(resolved) or path.stem)
+    if not args.force:
+        _refuse_other_run(out, resolved)
     _check_writable(out)
     summary = out / "summary.json"
     summary.unlink(missing_ok=True)  # so an interrupted run cannot pass off an old one
@@ -138,6 +140,36 @@ def _cmd_run(args: argparse.Namespace) -> int:
             bar.close()
     print(out if args.quiet else format_summary(result))
     return 0
+
+
+def _refuse_other_run(out: Path, resolved: str) -> None:
+    """Raise ScenarioError if ``out`` holds a run of another resolved scenario."""
+    try:
+        old = (out / "config.toml").read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if old == resolved:
+        return
+    changed = _changed_keys(
+        api.read_toml_text(old, str(out / "config.toml")), api.read_toml_text(resolved, "scenario")
+    )
+    changed.sort(key=lambda k: (k.count("."), k))  # what the user set before what it implies
+    raise ScenarioError(
+        f"--out {out}: holds a run with other settings ({', '.join(changed[:4]) or 'format'}"
+        f"{', ...' if len(changed) > 4 else ''} differ); choose another --out, or pass --force "
+        "to replace it"
+    )
+
+
+def _changed_keys(a: Any, b: Any, prefix: str = "") -> list[str]:
+    """The dotted keys whose values differ between two parsed TOML documents."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [
+            k
+            for key in sorted(set(a) | set(b))
+            for k in _changed_keys(a.get(key), b.get(key), f"{prefix}{key}.")
+        ]
+    return [] if a == b else [prefix.rstrip(".")]
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -256,10 +288,17 @@ def _run_sweep(
             address=args.address,
             progress=bar,
             validating=None if bar is None else bar.validating,
+            force=args.force,
         )
     finally:
         if bar is not None:
             bar.close()
+    if runs.attrs.get("skipped"):
+        print(
+            f"{_plural(runs.attrs['skipped'], 'run')} already finished in {out}: "
+            "read back, not run again",
+            file=sys.stderr,
+        )
     return sweep, out, runs
 
 
@@ -522,9 +561,17 @@ def _parser() -> argparse.ArgumentParser:
             help="override a field, e.g. --set cc.scheme=dcqcn (repeatable)",
         )
 
+    def force_arg(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--force",
+            action="store_true",
+            help="write into --out even if it holds results of other settings",
+        )
+
     q = sub.add_parser("run", help="run a scenario, write its results directory")
     scenario_args(q)
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
+    force_arg(q)
     q.add_argument(
         "--quiet",
         "-q",
@@ -564,6 +611,7 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument(
             "--workers", type=int, metavar="N", help="parallel runs (default: all cores)"
         )
+        force_arg(q)
         q.add_argument(
             "--set",
             action="append",

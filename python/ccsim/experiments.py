@@ -837,7 +837,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 
 def _select(res: SweepResult, where: Mapping[str, Any]) -> SweepResult:
-    sel = res.where(_filters(res, where))
+    try:
+        sel = res.where(_filters(res, where))
+    except ScenarioError as e:
+        raise ClaimError(str(e)) from None
     if sel.ok_runs.empty:
         what = ", ".join(f"{k}={v}" for k, v in where.items()) or "any"
         raise ClaimError(f"no successful runs match {what}")

@@ -268,6 +268,22 @@ def test_run_writes_default_results_dir(scenario_file: Path, tmp_path: Path) -> 
     assert "1/1 flows finished" in proc.stdout
 
 
+def test_a_run_with_other_settings_does_not_replace_the_first(
+    scenario_file: Path, tmp_path: Path
+) -> None:
+    assert ccsim_cli("run", str(scenario_file), cwd=tmp_path).returncode == 0
+    config = tmp_path / "results" / "t" / "config.toml"
+    first = config.read_text()
+    proc = ccsim_cli("run", str(scenario_file), "--set", "cc.scheme=hpcc", cwd=tmp_path)
+    assert_one_line_error(proc, 2, "results/t", "other settings", "cc.scheme", "--force")
+    assert config.read_text() == first
+    # The same settings again replace the run (it is the same run); --force replaces any.
+    assert ccsim_cli("run", str(scenario_file), cwd=tmp_path).returncode == 0
+    proc = ccsim_cli("run", str(scenario_file), "--set", "cc.scheme=hpcc", "--force", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert 'scheme = "hpcc"' in config.read_text()
+
+
 def test_run_result_tables(tmp_path: Path) -> None:
     r = ccsim.run(SCENARIO, out=tmp_path / "run")
     assert list(r.flows.columns[: len(FLOW_COLUMNS)]) == FLOW_COLUMNS

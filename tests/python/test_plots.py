@@ -189,6 +189,10 @@ def test_single_run_directory_plots_what_it_has(tmp_path: Path) -> None:
         (["nowhere"], "nowhere"),
         (["SWEEP", "--kind", "pie"], "pie"),
         (["SWEEP", "--where", "colour=1"], "colour"),
+        (
+            ["SWEEP", "--where", "scheme=hpcc"],
+            "no run has scheme = hpcc; the values there are: dcqcn, none",
+        ),
     ],
 )
 def test_bad_plot_input_is_one_line(

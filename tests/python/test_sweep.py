@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -79,6 +80,10 @@ def test_grid_expands_to_runs_with_parameter_columns(sweep_dir: Path) -> None:
     assert (
         one.loc[("none", 0.8, 1), "pfc.pauses_sent"] > one.loc[("dcqcn", 0.8, 1), "pfc.pauses_sent"]
     )
+    # A filter that matches nothing names the values there are.
+    assert len(s.where({"load": 0.3}).runs) == N_RUNS // 2
+    with pytest.raises(ccsim.ScenarioError, match=r"no run has load = 0\.7; .* 0\.3, 0\.8"):
+        s.where({"load": 0.7})
 
 
 def test_run_ids_depend_only_on_parameter_values() -> None:
@@ -201,6 +206,25 @@ def test_interrupted_driver_then_restart_loses_and_duplicates_nothing(
     assert len(finished_runs(out)) == N_RUNS
     assert not [p for p in (out / sweeps.RUNS_DIR).iterdir() if p.name.startswith(".")]
     assert dataset_files(out) == dataset_files(sweep_dir)
+
+
+def test_a_rerun_says_what_it_skipped_and_other_settings_need_force(
+    sweep_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(sweep_dir, out)
+    sweep_file = write_sweep_files(tmp_path)
+    again = ccsim_cli("sweep", str(sweep_file), "--out", str(out), "-q")
+    assert again.returncode == 0, again.stderr
+    assert f"{N_RUNS} runs already finished" in again.stderr
+    before = dataset_files(out)
+    other = write_sweep_files(tmp_path, {"cc.scheme": ["none"]})
+    proc = ccsim_cli("sweep", str(other), "--out", str(out), "-q")
+    assert proc.returncode == 2 and "other settings (grid differ)" in proc.stderr, proc.stderr
+    assert dataset_files(out) == before
+    forced = ccsim_cli("sweep", str(other), "--out", str(out), "-q", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert len(ccsim.load(out).runs) == 1
 
 
 def test_a_killed_worker_is_replaced_and_its_run_redone(sweep_dir: Path, tmp_path: Path) -> None:

@@ -45,7 +45,12 @@ fn unknown_keys_are_named() {
 fn wrong_or_missing_units_are_named() {
     assert_mentions(
         &error_of(BASE, &["topology.link.rate=100GB"]),
-        &["topology", "100GB", "Gbps"],
+        &["topology.link.rate", "100GB", "Gbps"],
+    );
+    // A plain number is bytes: 512 B is below the RESUME point; the error names the field set.
+    assert_mentions(
+        &error_of(BASE, &["fabric.pfc.xoff=512"]),
+        &["fabric.pfc.xoff:", "512 bytes", "resume_offset", "512KB"],
     );
     assert_mentions(
         &error_of(BASE, &["topology.link.delay=1"]),

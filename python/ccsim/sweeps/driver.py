@@ -4,6 +4,7 @@ and write each result as it arrives."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,6 +48,7 @@ def sweep(
     workers: int | None = None,
     address: str | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> pd.DataFrame:
     """Run a base scenario over a grid of overrides, in parallel; return one row per run.
 
@@ -65,7 +67,8 @@ def sweep(
     name : str, optional
         The sweep's name (default: the base scenario's name); results go to ``results/<name>``.
     out : str or Path, optional
-        The results directory. Finished runs already there are skipped (resume).
+        The results directory. Finished runs already there are skipped (resume); a sweep there
+        with other settings is an error unless ``force``.
     backend : ``"local"`` or ``"ray"``
         A local process pool, or Ray: the cluster at ``address`` or a local Ray started here.
     workers : int, optional
@@ -107,6 +110,7 @@ def sweep(
             workers=workers,
             address=address,
             progress=bar,
+            force=force,
         )
     finally:
         if bar is not None:
@@ -122,8 +126,13 @@ def run_sweep(
     address: str | None = None,
     progress: Callable[[int, int, int, int, float], None] | None = None,
     validating: Callable[[int, int], None] | None = None,
+    force: bool = False,
 ) -> pd.DataFrame:
-    """Run every run of ``sweep`` not yet finished in ``out``; return the runs table.
+    """Run every run of ``sweep`` not yet finished in ``out``; return the runs table (its
+    ``attrs["skipped"]``: the runs found finished and not run again).
+
+    ``out`` holding a sweep with other settings (base, set, grid or cases) is an error unless
+    ``force``.
 
     Runs are validated first: an invalid run (e.g. a bad value in the grid) is recorded as failed
     with its error and the others go on; if every run is invalid, the sweep itself is, and
@@ -168,22 +177,20 @@ def run_sweep(
         raise ScenarioError(
             f"--out {out}: cannot write there ({e.strerror or e}); choose a writable directory"
         ) from None
+    meta = {
+        "name": sweep.name,
+        "base": text,
+        "set": {k: _column_value(v) for k, v in sweep.overrides.items()},
+        "grid": {k: [_column_value(v) for v in vs] for k, vs in sweep.grid.items()},
+        "cases": {c: {k: _column_value(v) for k, v in o.items()} for c, o in sweep.cases.items()},
+        "params": sweep.params,
+        "runs": [{"run_id": s.run_id, "params": _param_columns(s)} for s in specs],
+    }
     with _lock(out):
+        if not force:
+            _refuse_other_sweep(out, meta)
         _clean_partial_writes(runs_dir)
-        _write_json_atomic(
-            out / SWEEP_JSON,
-            {
-                "name": sweep.name,
-                "base": text,
-                "set": {k: _column_value(v) for k, v in sweep.overrides.items()},
-                "grid": {k: [_column_value(v) for v in vs] for k, vs in sweep.grid.items()},
-                "cases": {
-                    c: {k: _column_value(v) for k, v in o.items()} for c, o in sweep.cases.items()
-                },
-                "params": sweep.params,
-                "runs": [{"run_id": s.run_id, "params": _param_columns(s)} for s in specs],
-            },
-        )
+        _write_json_atomic(out / SWEEP_JSON, meta)
         for spec, error in invalid:
             _write_run(
                 runs_dir, spec, "", {"status": STATUS_FAILED, "error": f"ScenarioError: {error}"}
@@ -216,4 +223,22 @@ def run_sweep(
                 _run_ray(pending, workers, address, on_result)
             else:
                 _run_local(pending, workers, on_result)
-    return load_runs(out)
+    runs = load_runs(out)
+    runs.attrs["skipped"] = len(jobs) - len(pending)
+    return runs
+
+
+def _refuse_other_sweep(out: Path, meta: dict[str, Any]) -> None:
+    """Raise ScenarioError if ``out`` holds a sweep with other settings than ``meta``."""
+    try:
+        old = json.loads((out / SWEEP_JSON).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return
+    new = json.loads(json.dumps(meta))
+    changed = [k for k in ("base", "set", "grid", "cases") if old.get(k) != new[k]]
+    if changed:
+        raise ScenarioError(
+            f"--out {out}: holds the sweep `{old.get('name')}` with other settings "
+            f"({', '.join(changed)} differ); choose another --out, or pass --force to run "
+            "there anyway (finished runs with the same scenario are kept, not run again)"
+        )

@@ -100,12 +100,21 @@ class SweepResult:
         raise ScenarioError(f"unknown parameter `{name}`; this sweep's parameters: {have}")
 
     def where(self, filters: Mapping[str, Any]) -> SweepResult:
-        """The runs whose parameters equal ``filters`` (keys: full or short parameter names)."""
+        """The runs whose parameters equal ``filters`` (keys: full or short parameter names).
+
+        Raises ScenarioError naming the values there are if a filter's value matches no run."""
         if not filters:
             return self
         mask = self.runs["status"].notna()
         for name, value in filters.items():
-            mask &= self.runs[self.param(name)] == value
+            column = self.runs[self.param(name)]
+            match = column == value
+            if not match.any():
+                have = ", ".join(str(v) for v in sorted(column.dropna().unique(), key=str))
+                raise ScenarioError(
+                    f"where: no run has {name} = {value}; the values there are: {have or 'none'}"
+                )
+            mask &= match
         keep = set(self.runs.loc[mask, "run_id"])
         parent = self
 

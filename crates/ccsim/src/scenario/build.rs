@@ -334,8 +334,11 @@ impl Scenario {
                 && f.pfc.mode == super::config::PfcMode::Static
             {
                 return Err(ScenarioError::new(
-                    "fabric.pfc.resume_offset",
-                    "must be smaller than fabric.pfc.xoff",
+                    "fabric.pfc.xoff",
+                    format!(
+                        "{} bytes is not above fabric.pfc.resume_offset ({} bytes), where RESUME is sent; raise xoff (a plain number is bytes: write e.g. \"512KB\") or lower resume_offset",
+                        f.pfc.xoff.0, f.pfc.resume_offset.0
+                    ),
                 ));
             }
             switches.push(BufferState {

@@ -55,14 +55,53 @@ fn join_path(prefix: &str, inner: &str) -> String {
 
 /// Deserialize `T` from a TOML value; errors carry the dotted path under `prefix`.
 pub fn from_value<T: DeserializeOwned>(v: toml::Value, prefix: &str) -> Result<T, ScenarioError> {
+    let copy = v.clone();
     serde_path_to_error::deserialize(v).map_err(|e| {
-        let path = e.path().to_string();
+        let mut path = e.path().to_string();
         let msg = e.into_inner().to_string();
         // The TOML deserializer appends "\nin `key`"; the path already names the key.
         let msg = msg.split("\nin `").next().unwrap_or("").trim().to_string();
+        // Inside a tagged enum (`topology`) the path stops at the enum: the one string there
+        // equal to the quoted bad value is the field.
+        if let (Some(bad), Some(at)) = (msg.split('`').nth(1), lookup(&copy, &path)) {
+            let mut found = Vec::new();
+            strings_equal_to(at, bad, &path, &mut found);
+            if let [only] = &found[..] {
+                path = only.clone();
+            }
+        }
         let field = join_path(prefix, &path);
         ScenarioError::new(if field.is_empty() { "scenario" } else { &field }, msg)
     })
+}
+
+/// The value at dotted `path` ("" or "." is `v` itself; list indices are numbers).
+fn lookup<'a>(v: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
+    path.split('.')
+        .filter(|k| !k.is_empty())
+        .try_fold(v, |v, k| match v {
+            toml::Value::Table(t) => t.get(k),
+            toml::Value::Array(a) => a.get(k.parse::<usize>().ok()?),
+            _ => None,
+        })
+}
+
+/// The dotted paths under `v` (at `path`) of every string equal to `s`.
+fn strings_equal_to(v: &toml::Value, s: &str, path: &str, out: &mut Vec<String>) {
+    match v {
+        toml::Value::String(x) if x == s => out.push(path.to_string()),
+        toml::Value::Table(t) => {
+            for (k, x) in t {
+                strings_equal_to(x, s, &join_path(path, k), out);
+            }
+        }
+        toml::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                strings_equal_to(x, s, &join_path(path, &i.to_string()), out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Deserialize `T` from `user` keys laid over the defaults `base` (so scheme-specific defaults apply).
