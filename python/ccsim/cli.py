@@ -401,6 +401,11 @@ def format_summary(result: api.RunResult) -> str:
     lines.append(
         f"  PFC PAUSE frames: {pfc.get('pauses_sent', 0)} (sent/received by layer: {layers})"
     )
+    lines.append(
+        f"  ECN: {s.get('ecn_marked', 0)} data packets marked CE; "
+        f"{s.get('ctrl_sent', 0)} control packets (CNPs, feedback, grants) sent "
+        "(per port: pfc_ports)"
+    )
     perf = s.get("perf", {})
     if perf:
         lines.append(

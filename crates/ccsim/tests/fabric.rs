@@ -394,3 +394,135 @@ fn size_classes_go_in_strict_priority() {
         "{prios:?}"
     );
 }
+
+#[test]
+fn utilization_counts_each_bit_in_the_interval_it_is_sent() {
+    // 4-to-1 at line rate with samples every 1.7 us, not a multiple of a packet's 83.84 ns:
+    // packets straddle sample edges. Utilization stays within [0, 1] (floating-point noise
+    // aside), is 1 while the bottleneck is backlogged, and its samples add up to the bytes
+    // the port sent.
+    let (_, _, r) = common::run(
+        r#"
+duration = "300us"
+[topology]
+kind = "star"
+hosts = 5
+link = { rate = "100Gbps", delay = "1us" }
+[cc]
+scheme = "none"
+[[workload]]
+kind = "incast"
+senders = 4
+receiver = 4
+size = "500KB"
+at = "0us"
+[output]
+queues = { interval = "1.7us", ports = ["sw0->h4"] }
+"#,
+    );
+    let u = common::column(&r, "queues", "utilization");
+    let q = common::column(&r, "queues", "queue_bytes");
+    assert!(
+        u.iter().all(|&x| (-1e-9..=1.0 + 1e-9).contains(&x)),
+        "{u:?}"
+    );
+    // After the first sample (the flows' first packets are still on their way), a backlog
+    // means a busy link.
+    let busy: Vec<f64> = u
+        .iter()
+        .zip(&q)
+        .skip(1)
+        .filter(|(_, &b)| b > 10_000.0)
+        .map(|(&x, _)| x)
+        .collect();
+    assert!(
+        busy.len() > 50 && busy.iter().all(|&x| x > 1.0 - 1e-9),
+        "{busy:?}"
+    );
+    // Every data packet crosses sw0->h4 once: 4 flows x 500 packets x 1048 B on the wire.
+    let sent_bits: f64 = u.iter().map(|x| x * 100e9 * 1.7e-6).sum();
+    let wire_bits = 4.0 * 500.0 * 1048.0 * 8.0;
+    assert!(
+        (sent_bits - wire_bits).abs() < 1.0,
+        "{sent_bits} vs {wire_bits}"
+    );
+}
+
+#[test]
+fn a_probe_with_a_start_time_measures_its_first_interval_alone() {
+    // Sampling from 50 us on: the first row (51.7 us) covers 50-51.7 us of a busy link, not
+    // everything sent since t = 0; rates likewise (two flows sharing it, ~48 Gb/s each).
+    let (_, _, r) = common::run(
+        r#"
+duration = "100us"
+[topology]
+kind = "star"
+hosts = 3
+link = { rate = "100Gbps", delay = "1us" }
+[cc]
+scheme = "none"
+[[flows]]
+src = 0
+dst = 2
+size = "2MB"
+[[flows]]
+src = 1
+dst = 2
+size = "2MB"
+[output]
+queues = { interval = "1.7us", ports = ["sw0->h2"], start = "50us" }
+rates = { interval = "2us", start = "50us" }
+"#,
+    );
+    let t = common::column(&r, "queues", "time_ps");
+    let u = common::column(&r, "queues", "utilization");
+    assert_eq!(t[0], 51_700_000.0);
+    assert!((u[0] - 1.0).abs() < 1e-9, "{}", u[0]);
+    let g = common::column(&r, "rates", "throughput_bps");
+    assert!(g[..2].iter().all(|&x| x > 40e9 && x < 60e9), "{g:?}");
+}
+
+#[test]
+fn ecn_marks_and_cnps_are_counted_where_they_happen() {
+    // 4-to-1 under DCQCN with explicit CNPs: only the bottleneck port sw0->h4 marks, only the
+    // receiver h4 sends CNPs (at most one per flow per 50 us), and the totals add up.
+    let (_, _, r) = common::run(
+        r#"
+duration = "400us"
+[topology]
+kind = "star"
+hosts = 5
+link = { rate = "100Gbps", delay = "1us" }
+[cc]
+scheme = "dcqcn_paper"
+[[workload]]
+kind = "incast"
+senders = 4
+receiver = 4
+size = "1MB"
+at = "0us"
+"#,
+    );
+    let marked = common::column(&r, "pfc_ports", "ecn_marked");
+    let ctrl = common::column(&r, "pfc_ports", "ctrl_sent");
+    let names = common::strings(&r, "pfc_ports", "node");
+    let peers = common::strings(&r, "pfc_ports", "to_node");
+    for i in 0..marked.len() {
+        let link = format!("{}->{}", names[i], peers[i]);
+        assert_eq!(
+            marked[i] > 0.0,
+            link == "sw0->h4",
+            "{link}: {} marked",
+            marked[i]
+        );
+        assert_eq!(ctrl[i] > 0.0, link == "h4->sw0", "{link}: {} sent", ctrl[i]);
+    }
+    let total_cnps: f64 = ctrl.iter().sum();
+    assert!(total_cnps <= marked.iter().sum::<f64>());
+    assert!(
+        total_cnps <= 4.0 * (400.0 / 50.0 + 1.0),
+        "{total_cnps} CNPs"
+    );
+    assert_eq!(r.summary["ecn_marked"].as_f64(), Some(marked.iter().sum()));
+    assert_eq!(r.summary["ctrl_sent"].as_f64(), Some(total_cnps));
+}

@@ -27,6 +27,10 @@ pub struct Metrics {
     pub delivered_bytes: u64,
     pub queue_ports: Vec<u32>,
     pub queue_interval_ps: u64,
+    /// Probes with a `start` sample first at it with no row, as the baseline of their first
+    /// interval (0: no start).
+    pub queue_start_ps: u64,
+    pub rate_start_ps: u64,
     pub q_time_ps: Vec<u64>,
     pub q_port: Vec<u32>,
     pub q_bytes: Vec<u64>,
@@ -238,15 +242,26 @@ impl Simulation {
     pub(crate) fn sample_queues(&mut self) {
         let now = self.now_ps;
         let m = &mut self.metrics;
+        let baseline = now == m.queue_start_ps;
         for &pid in &m.queue_ports {
             let p = &mut self.ports[pid as usize];
+            // A packet in service counts only its bits already serialized, so a packet that
+            // straddles the sample edge is split between the two intervals.
+            let in_service_ps = p.busy_until_ps.saturating_sub(now);
+            let wire_bits =
+                p.tx_bytes as f64 * 8.0 - in_service_ps as f64 * p.rate_bps as f64 / 1e12;
+            if baseline {
+                p.sampled_wire_bits = wire_bits;
+                continue;
+            }
             m.q_time_ps.push(now);
             m.q_port.push(pid);
             m.q_bytes.push(p.backlog_bytes());
-            let bits = (p.tx_bytes - p.sampled_tx_bytes) as f64 * 8.0;
-            m.q_util
-                .push(bits / (p.rate_bps as f64 * m.queue_interval_ps as f64 / 1e12));
-            p.sampled_tx_bytes = p.tx_bytes;
+            m.q_util.push(
+                (wire_bits - p.sampled_wire_bits)
+                    / (p.rate_bps as f64 * m.queue_interval_ps as f64 / 1e12),
+            );
+            p.sampled_wire_bits = wire_bits;
             if m.queue_by_flow {
                 // Bytes per flow, every priority, in flow order (deterministic output).
                 let mut per_flow: Vec<(u32, u64)> = p
@@ -286,6 +301,10 @@ impl Simulation {
                 m.rate_flows[i]
             };
             let f = &mut self.flows[fid as usize];
+            if now == m.rate_start_ps {
+                f.sampled_acked = f.snd_una;
+                continue;
+            }
             if !f.started || (f.finished && f.sampled_acked >= f.snd_una) {
                 continue;
             }
@@ -448,6 +467,8 @@ impl Simulation {
             ("resumes_received", u64s(|p| p.resume_rx)),
             ("paused_time_ps", u64s(|p| p.paused_time_ps)),
             ("tx_bytes", u64s(|p| p.tx_bytes)),
+            ("ecn_marked", u64s(|p| p.ecn_marked)),
+            ("ctrl_sent", u64s(|p| p.ctrl_sent)),
             ("max_queue_bytes", u64s(|p| p.max_queue_bytes)),
         ];
         if self.s.drop.is_some() {
@@ -597,6 +618,8 @@ impl Simulation {
                 "pauses_received": ps.iter().map(|p| p.pause_rx).sum::<u64>(),
                 "by_layer": Value::Object(by_layer),
             },
+            "ecn_marked": ps.iter().map(|p| p.ecn_marked).sum::<u64>(),
+            "ctrl_sent": ps.iter().map(|p| p.ctrl_sent).sum::<u64>(),
             "switch_max_buffer_bytes": self.switches.iter().map(|s| s.max_used_bytes).max().unwrap_or(0),
             "packets_live_max": self.pkts.capacity_used(),
         });

@@ -44,8 +44,18 @@ impl Simulation {
         } else {
             false
         };
-        if mark {
+        if mark && self.pkts[pkt].mark != Mark::Ce {
             self.pkts[pkt].mark = Mark::Ce;
+            self.ports[pid as usize].ecn_marked += 1;
+        }
+    }
+
+    /// Count a CE mark port `pid` gave data packet `pkt`, which came with mark `before`.
+    #[inline]
+    pub(crate) fn count_ce(&mut self, pid: u32, before: Mark, pkt: u32) {
+        let p = &self.pkts[pkt];
+        if p.mark == Mark::Ce && before != Mark::Ce && p.kind == PktKind::Data {
+            self.ports[pid as usize].ecn_marked += 1;
         }
     }
 

@@ -246,8 +246,12 @@ pub struct Port {
     pub trims: u64,
     /// Control packets dropped at a full rate-limited control queue.
     pub ctrl_drops: u64,
-    /// Utilization probe: tx_bytes at the previous sample.
-    pub sampled_tx_bytes: u64,
+    /// Data packets this (switch egress) port marked CE: RED or the scheme's switch part.
+    pub ecn_marked: u64,
+    /// Control packets (CNPs, QCN feedback, grants ...) this port's node sent out of it.
+    pub ctrl_sent: u64,
+    /// Utilization probe: bits on the wire at the previous sample (`wire_bits_at`).
+    pub sampled_wire_bits: f64,
 }
 
 impl Port {
@@ -294,7 +298,9 @@ impl Port {
             drop_bytes: 0,
             trims: 0,
             ctrl_drops: 0,
-            sampled_tx_bytes: 0,
+            ecn_marked: 0,
+            ctrl_sent: 0,
+            sampled_wire_bits: 0.0,
         }
     }
 

@@ -87,7 +87,9 @@ impl Simulation {
         }
         self.pkts[pkt].in_port = in_port;
         if !self.sw_parts.is_empty() && prio != 0 {
-            match self.switch_enqueue_hook(out, prio, pkt) {
+            let verdict = self.switch_enqueue_hook(out, prio, pkt);
+            self.count_ce(out, p.mark, pkt);
+            match verdict {
                 Verdict::Enqueue => {}
                 Verdict::Drop => {
                     self.release(si as usize, in_port, prio, size);
@@ -155,6 +157,7 @@ impl Simulation {
                 self.ports[back as usize].enqueue(0, cnm, size as u64);
             }
             self.switches[si as usize].ctrl_bytes += size as u64;
+            self.ports[back as usize].ctrl_sent += 1;
             self.port_kick(back);
         }
         self.ctrl_out = msgs;
@@ -186,7 +189,9 @@ impl Simulation {
         }
         self.red_mark(pid, prio, pkt);
         if !self.sw_parts.is_empty() {
+            let before = self.pkts[pkt].mark;
             self.switch_dequeue_hook(pid, prio, pkt);
+            self.count_ce(pid, before, pkt);
         }
         self.release(si, self.pkts[pkt].in_port, prio, size);
         Some(pkt)

@@ -611,8 +611,9 @@ impl Scenario {
             sim.metrics.queue_ports = ids;
             sim.metrics.queue_interval_ps = qc.interval.0;
             sim.metrics.queue_by_flow = qc.by_flow;
+            sim.metrics.queue_start_ps = qc.start.map_or(0, |t| t.0);
             sim.q.push(
-                qc.start.map_or(0, |t| t.0) + qc.interval.0,
+                first_sample_ps(sim.metrics.queue_start_ps, qc.interval.0),
                 crate::sim::Event::SampleQueues,
             );
         }
@@ -638,8 +639,9 @@ impl Scenario {
             sim.metrics.rate_all_flows = rc.flows.is_empty();
             sim.metrics.rate_flows = rc.flows.clone();
             sim.metrics.rate_interval_ps = rc.interval.0;
+            sim.metrics.rate_start_ps = rc.start.map_or(0, |t| t.0);
             sim.q.push(
-                rc.start.map_or(0, |t| t.0) + rc.interval.0,
+                first_sample_ps(sim.metrics.rate_start_ps, rc.interval.0),
                 crate::sim::Event::SampleRates,
             );
         }
@@ -764,6 +766,15 @@ impl Simulation {
 }
 
 /// Probes sample at most every 10 ns: each sample walks the probed ports or flows.
+/// A probe's first sample: one interval in, or at its `start` (a baseline with no row).
+fn first_sample_ps(start_ps: u64, interval_ps: u64) -> u64 {
+    if start_ps > 0 {
+        start_ps
+    } else {
+        interval_ps
+    }
+}
+
 fn check_probe_interval(field: &str, interval_ps: u64) -> Result<(), ScenarioError> {
     if interval_ps < 10_000 {
         return Err(ScenarioError::new(

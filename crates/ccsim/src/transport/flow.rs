@@ -72,6 +72,7 @@ impl Simulation {
                 self.s.ack_priority,
             );
             (c.sub, c.hdr, c.mark, c.ts_ps) = (m.code, m.hdr, m.mark, m.ts_ps);
+            self.ports[self.hosts[from as usize].port as usize].ctrl_sent += 1;
             self.send_control(from, c, kick);
         }
         self.ctrl_out = msgs;
