@@ -305,9 +305,10 @@ def _run_sweep(
 def _cmd_plot(args: argparse.Namespace) -> int:
     res = load_results(args.results, args.where)
     out = Path(args.out) if args.out is not None else Path(args.results) / "plots"
-    figures, skipped = plots.plot(res, out, args.kind or None)
+    formats = args.format or plots.FORMATS
+    figures, skipped = plots.plot(res, out, args.kind or None, formats)
     for kind in figures:
-        print(f"{kind:<12} {' '.join(str(out / f'{kind}.{fmt}') for fmt in plots.FORMATS)}")
+        print(f"{kind:<12} {' '.join(str(out / f'{kind}.{fmt}') for fmt in formats)}")
     for kind, why in skipped.items():
         print(f"{kind:<12} skipped: {why}", file=sys.stderr)
     return 0
@@ -319,6 +320,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
     res = load_results(args.results, args.where)
     out = Path(args.out) if args.out is not None else Path(args.results) / report.REPORT_HTML
     print(report.write_report(res, out, kinds=args.kind or None))
+    return 0
+
+
+def _cmd_fct_txt(args: argparse.Namespace) -> int:
+    res = api.load(args.results)
+    if not isinstance(res, api.RunResult):
+        raise ScenarioError(
+            f"{args.results}: a sweep; give one of its runs, e.g. {args.results}/runs/<run_id>"
+        )
+    out = Path(args.out) if args.out is not None else Path(args.results) / "fct.txt"
+    out.write_text(hpcc_import.fct_txt(res.flows), encoding="utf-8")
+    print(out)
     return 0
 
 
@@ -343,6 +356,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         "figure": exp.figure,
         "description": exp.description,
         "size": size,
+        "size_settings": api.to_toml(exp.sizes.get(size, {})),
     }
     claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
     (out / report.CLAIMS_JSON).write_text(json.dumps(claims, indent=2) + "\n", encoding="utf-8")
@@ -377,7 +391,12 @@ def format_summary(result: api.RunResult) -> str:
     flows = s.get("flows", {})
     sim_time = format_time_ps(s.get("sim_time_ps", 0))
     head = f"{s.get('name', 'run')} ({s.get('scheme', '?')}): "
-    head += f"{flows.get('finished', '?')}/{flows.get('total', '?')} flows finished, "
+    long_lived = flows.get("long_lived", 0)
+    sized = flows.get("total", 0) - long_lived
+    if sized:
+        head += f"{flows.get('finished', '?')}/{sized} flows finished, "
+    if long_lived:
+        head += f"{_plural(long_lived, 'long-lived flow')}, "
     lines = [head + f"{sim_time} simulated"]
     bins = s.get("fct", {}).get("acc", {})
     rows = [(label, st) for label, st in bins.items() if st.get("count")]
@@ -658,9 +677,15 @@ def _parser() -> argparse.ArgumentParser:
             help="plot only this kind (repeatable; default: every kind the results have data for)",
         )
 
-    q = sub.add_parser("plot", help="plot a run's or a sweep's results (PNG and SVG)")
+    q = sub.add_parser("plot", help="plot a run's or a sweep's results (PNG and SVG, or PDF)")
     results_args(q)
     kind_arg(q)
+    q.add_argument(
+        "--format",
+        action="append",
+        choices=plots.ALL_FORMATS,
+        help="write this format (repeatable; default png and svg)",
+    )
     q.add_argument("--out", metavar="DIR", help="where to write (default RESULTS/plots)")
     q.set_defaults(func=_cmd_plot)
 
@@ -698,6 +723,11 @@ def _parser() -> argparse.ArgumentParser:
         "current directory)",
     )
     q.set_defaults(func=_cmd_import_hpcc)
+
+    q = sub.add_parser("fct-txt", help="write a run's flows as the HPCC ns-3 simulator's fct.txt")
+    q.add_argument("results", metavar="RUN", help="a run's results directory")
+    q.add_argument("--out", "-o", metavar="FILE", help="where to write (default RUN/fct.txt)")
+    q.set_defaults(func=_cmd_fct_txt)
 
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")

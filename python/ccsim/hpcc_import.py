@@ -1,4 +1,5 @@
-"""Read the HPCC ns-3 simulator's ``config.txt`` into a ccsim scenario (``ccsim import-hpcc``).
+"""Read the HPCC ns-3 simulator's ``config.txt`` into a ccsim scenario (``ccsim import-hpcc``),
+and write a run's flows as the simulator's ``fct.txt`` (``ccsim fct-txt``).
 
 Every key of the simulator's ``run.py`` configurations is either mapped to a scenario field,
 accepted because ccsim already behaves that way, reported as not honoured (a warning naming the
@@ -270,8 +271,39 @@ def _find(config: Path, simulator_path: str, relative_to: Path) -> str:
     name = Path(simulator_path).name
     for folder in (config.parent, *config.parent.parents[:2]):
         if (folder / name).is_file():
-            return Path(os.path.relpath(folder / name, relative_to)).as_posix()
+            found = (folder / name).resolve()
+            return Path(os.path.relpath(found, Path(relative_to).resolve())).as_posix()
     raise ScenarioError(
         f"{config}: {simulator_path}: no file `{name}` next to the configuration or in the two "
         "folders above it; put it there"
     )
+
+
+# --- fct.txt --------------------------------------------------------------------------------------
+
+# The simulator's flow files give every flow this destination port; source ports count up from
+# FIRST_SPORT per source host, in the order flows start.
+DPORT, FIRST_SPORT = 100, 10000
+
+
+def hpcc_ip(node: int) -> str:
+    """The simulator's IPv4 address of node ``node``, as the hex fct.txt writes."""
+    return f"{0x0B000001 + (node // 256) * 0x10000 + (node % 256) * 0x100:08x}"
+
+
+def fct_txt(flows: Any) -> str:
+    """The finished sized flows of a run as the simulator's ``fct.txt``: per line, in the order
+    flows finished, source and destination IP (hex), source and destination port, size (bytes),
+    start, FCT and ideal FCT (ns). Hosts keep ccsim's numbers, which are the simulator's node
+    numbers for its topology files (hosts first); the ideal FCT is the one the run's
+    ``output.ideal_fct`` defines ("hpcc" is the simulator's)."""
+    flows = flows.sort_values("id")
+    sport = FIRST_SPORT + flows.groupby("src").cumcount()
+    done = flows.assign(sport=sport)
+    done = done[(done["finish_ps"] >= 0) & (done["size_bytes"] > 0)]
+    lines = [
+        f"{hpcc_ip(f.src)} {hpcc_ip(f.dst)} {f.sport} {DPORT} {f.size_bytes} "
+        f"{f.start_ps // 1000} {f.fct_ps // 1000} {f.ideal_fct_ps // 1000}"
+        for f in done.sort_values(["finish_ps", "id"]).itertuples()
+    ]
+    return "".join(line + "\n" for line in lines)

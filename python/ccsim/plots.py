@@ -27,7 +27,20 @@ MAX_PANELS = 8  # time-series kinds draw one panel per series, at most this many
 MAX_LINES = 6  # queue / utilization: the busiest ports of each panel
 MAX_PAUSED_PORTS = 40  # pfc_map: the ports paused longest in each panel
 BUCKETS_PER_DECADE = 4  # slowdown vs size: log-spaced flow-size buckets
-FORMATS = ("png", "svg")
+FORMATS = ("png", "svg")  # written by default
+ALL_FORMATS = ("png", "svg", "pdf")
+LINE_STYLES = [
+    "-",
+    "--",
+    "-.",
+    ":",
+    (0, (5, 1)),
+    (0, (3, 1, 1, 1)),
+    (0, (1, 1)),
+    (0, (6, 3)),
+    (0, (3, 1, 1, 1, 1, 1)),
+    (0, (8, 2, 2, 2)),
+]
 
 
 class NoData(ScenarioError):
@@ -87,7 +100,7 @@ def plot_fct_bars(res: SweepResult, bins: str = "acc") -> Figure:
         ax.set_xticks(x, labels)
         ax.set_yscale("log")
         ax.set_xlabel("flow size")
-        ax.set_ylabel(f"{'average' if stat == 'avg' else '99th percentile'} FCT (us)")
+        ax.set_ylabel(f"{'average' if stat == 'avg' else '99th percentile'} FCT (µs)")
         ax.set_title(f"{stat} FCT by flow size")
         ax.grid(True, axis="y", which="both", alpha=0.3)
     axes[1].legend(fontsize="small")
@@ -104,7 +117,7 @@ def plot_fct_cdf(res: SweepResult) -> Figure:
         fct = np.sort(group["fct_us"].to_numpy())
         ax.step(fct, np.arange(1, len(fct) + 1) / len(fct), where="post", label=label)
     ax.set_xscale("log")
-    ax.set_xlabel("flow completion time (us)")
+    ax.set_xlabel("flow completion time (µs)")
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)
     ax.set_title("FCT CDF")
@@ -123,22 +136,33 @@ def plot_utilization(res: SweepResult) -> Figure:
     return _port_series(res, "utilization", 1.0, "link utilization", "mean")
 
 
+def plot_goodput(res: SweepResult) -> Figure:
+    """Each probed flow's goodput over time: payload bytes acknowledged per probe interval
+    (Gb/s), per series (first seed). What a flow gets, as papers plot per-flow throughput."""
+    return _flow_series(res, "goodput", "throughput_bps", "goodput (Gb/s)", "per-flow goodput")
+
+
 def plot_rate(res: SweepResult) -> Figure:
-    """Each probed flow's congestion-control rate over time (Gb/s), per series (first seed)."""
-    rates = _require(res.rates, "plot rate", "no rate samples; add [output] rates = {...}")
+    """Each probed flow's congestion-control rate over time (Gb/s), per series (first seed):
+    what the scheme allows, which a window or the fabric may keep the flow from using."""
+    return _flow_series(res, "rate", "rate_bps", "CC rate (Gb/s)", "congestion-control rate")
+
+
+def _flow_series(res: SweepResult, kind: str, column: str, ylabel: str, what: str) -> Figure:
+    rates = _require(res.rates, f"plot {kind}", "no rate samples; add [output] rates = {...}")
     panels = _panels(res, rates)
     fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True)
     for ax, (label, group) in zip(axes, panels):
         flows = sorted(group["flow"].unique())
         for flow in flows:
             one = group[group["flow"] == flow]
-            ax.plot(one["time_us"], one["rate_bps"] / 1e9, lw=1, label=f"flow {int(flow)}")
-        ax.set_ylabel("rate (Gb/s)")
-        ax.set_title(f"{label}: {len(flows)} flows")
+            ax.plot(one["time_us"], one[column] / 1e9, lw=1, label=f"flow {int(flow)}")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{label}: {what} of {len(flows)} flows")
         ax.grid(True, alpha=0.3)
         if len(flows) <= 12:
-            ax.legend(fontsize="x-small", ncol=2)
-    axes[-1].set_xlabel("time (us)")
+            _legend_outside(ax)
+    _time_axis(axes[-1], rates["time_us"].max())
     return fig
 
 
@@ -176,8 +200,8 @@ def plot_flow_queue(res: SweepResult) -> Figure:
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
         if top:
-            ax.legend(fontsize="x-small", ncol=2)
-    axes[-1].set_xlabel("time (us)")
+            _legend_outside(ax)
+    _time_axis(axes[-1], fq["time_us"].max())
     return fig
 
 
@@ -236,9 +260,62 @@ def plot_pfc_map(res: SweepResult) -> Figure:
         shown = f"the {len(rows)} paused longest of {n_ports}" if n_ports > len(rows) else n_ports
         ax.set_title(f"{label}: {pauses} pauses on {shown} ports")
         ax.grid(True, axis="x", alpha=0.3)
-    axes[-1].set_xlabel("time (us)")
+    _time_axis(axes[-1], max(end_ps.values()) / 1e6)
     handles = [_patch(_layer_color(layer), layer) for layer in LAYERS]
     axes[0].legend(handles=handles, title="paused node", fontsize="x-small", loc="upper right")
+    return fig
+
+
+def plot_vs_param(res: SweepResult) -> Figure:
+    """FCT slowdown (p99 solid, p50 dashed) per size bin and PAUSE frames against the swept
+    numeric parameter (e.g. load), a line per remaining series (e.g. scheme): the mean over
+    seeds, with bars from the lowest to the highest seed."""
+    import pandas as pd
+
+    runs = _ok_runs(res)
+    numeric = [
+        p
+        for p in res.params
+        if p != "seed" and pd.api.types.is_numeric_dtype(runs[p]) and runs[p].nunique() > 1
+    ]
+    if not numeric:
+        raise NoData("plot vs_param: no numeric parameter swept over several values (e.g. load)")
+    x, short = numeric[0], short_names(res.params)
+    others = [p for p in res.params if p not in (x, "seed") and runs[p].nunique() > 1]
+    # Per panel: its label and lines (column, label suffix, line style, marker).
+    percentiles = (("99", "-", "o"), ("50", "--", "s"))
+    panels = [
+        (
+            f"FCT slowdown, {b}",
+            [(f"fct.acc.{b}.slowdown_p{p}", f" p{p}", ls, m) for p, ls, m in percentiles],
+        )
+        for b in size_bins(runs)
+    ]
+    panels.append(("PAUSE frames", [("pfc.pauses_sent", "", "-", "o")]))
+    fig, axes = _figure(len(panels), 1, height=2.3 * len(panels), sharex=True)
+    groups = list(runs.groupby(others, sort=False)) if others else [((), runs)]
+    for ax, (ylabel, lines) in zip(axes, panels):
+        for i, (key, group) in enumerate(groups):
+            values = key if isinstance(key, tuple) else (key,)
+            name = ", ".join(f"{short[p]}={v}" for p, v in zip(others, values))
+            name = name or ", ".join(map(str, group["scheme"].unique()))
+            for column, suffix, style, marker in lines:
+                values = group[column].astype(float)  # a bin without flows is null
+                stats = values.groupby(group[x]).agg(["mean", "min", "max"])
+                ax.errorbar(
+                    stats.index,
+                    stats["mean"],
+                    yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+                    color=f"C{i}",
+                    ls=style,
+                    marker=marker,
+                    capsize=3,
+                    label=name + suffix,
+                )
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+    _legend_outside(axes[0])  # the same series in every panel: one legend
+    axes[-1].set_xlabel(short[x])
     return fig
 
 
@@ -249,9 +326,11 @@ KINDS: dict[str, Callable[..., Figure]] = {
     "queue": plot_queue,
     "flow_queue": plot_flow_queue,
     "utilization": plot_utilization,
+    "goodput": plot_goodput,
     "rate": plot_rate,
     "pfc_layers": plot_pfc_layers,
     "pfc_map": plot_pfc_map,
+    "vs_param": plot_vs_param,
 }
 
 
@@ -272,9 +351,12 @@ def render(res: SweepResult, kind: str) -> Figure:
 
 
 def plot(
-    res: SweepResult, out_dir: str | os.PathLike[str], kinds: Sequence[str] | None = None
+    res: SweepResult,
+    out_dir: str | os.PathLike[str],
+    kinds: Sequence[str] | None = None,
+    formats: Sequence[str] = FORMATS,
 ) -> tuple[dict[str, Figure], dict[str, str]]:
-    """Save each kind as ``<out_dir>/<kind>.png`` and ``.svg``.
+    """Save each kind as ``<out_dir>/<kind>.<format>`` for each of ``formats`` (png, svg, pdf).
 
     With ``kinds=None`` every kind is tried and those without data are skipped; a kind asked
     for by name that has no data raises NoData. Returns (figure per kind, skipped kind -> why).
@@ -283,7 +365,7 @@ def plot(
     out.mkdir(parents=True, exist_ok=True)
     figures = render_all(res, kinds)
     for kind, fig in figures[0].items():
-        save(fig, out / kind)
+        save(fig, out / kind, formats)
     return figures
 
 
@@ -326,12 +408,20 @@ def _cases(res: SweepResult) -> list[tuple[str | None, SweepResult]]:
     return [(c, res.where({CASE: c})) for c in cases]
 
 
-def save(fig: Figure, stem: Path) -> list[Path]:
-    """Write ``stem.png`` and ``stem.svg`` (no timestamps inside, so reruns give equal files)."""
+def save(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+    """Write ``stem.<format>`` for each format (no timestamps inside, so reruns give equal
+    files)."""
+    bad = [f for f in formats if f not in ALL_FORMATS]
+    if bad:
+        raise ScenarioError(f"--format: unknown format `{bad[0]}`; use {', '.join(ALL_FORMATS)}")
     paths = []
-    for fmt in FORMATS:
+    for fmt in formats:
         path = stem.with_suffix(f".{fmt}")
-        meta = {"Date": None} if fmt == "svg" else {"Software": None}
+        meta = {
+            "svg": {"Date": None},
+            "pdf": {"CreationDate": None, "ModDate": None},
+            "png": {"Software": None},
+        }[fmt]
         fig.savefig(path, format=fmt, dpi=110, metadata=meta)
         paths.append(path)
     return paths
@@ -377,11 +467,24 @@ def size_bins(runs: pd.DataFrame, bins: str = "acc") -> list[str]:
 def _figure(
     rows: int, cols: int, *, width: float = 7.5, height: float = 4.2, sharex: bool = False
 ) -> tuple[Figure, list[Axes]]:
+    from cycler import cycler
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(rows, cols, sharex=sharex, squeeze=False)
+    # Series differ in line style as well as colour, so they stay apart in greyscale.
+    colors = _colors()[: len(LINE_STYLES)]
+    styles = cycler(color=colors, linestyle=LINE_STYLES)
+    for ax in axes.flat:
+        ax.set_prop_cycle(styles)
     return fig, list(axes.flat)
+
+
+def _colors() -> list[str]:
+    """Matplotlib's default colour cycle (C0, C1, ...) as colours."""
+    from matplotlib import rcParams
+
+    return list(rcParams["axes.prop_cycle"].by_key()["color"])
 
 
 def _ok_runs(res: SweepResult) -> pd.DataFrame:
@@ -439,14 +542,34 @@ def _port_series(res: SweepResult, column: str, scale: float, ylabel: str, rank:
             one = group[group["link"] == link]
             ax.plot(one["time_us"], one[column] * scale, lw=1, label=link)
         ax.set_ylabel(ylabel)
-        shown = (
-            f"{len(links)} of {len(busiest)} ports" if len(busiest) > len(links) else "all ports"
-        )
+        if len(busiest) == 1:
+            shown = f"port {links[0]}"
+        elif len(busiest) > len(links):
+            shown = f"the {len(links)} busiest of {len(busiest)} ports"
+        else:
+            shown = f"all {len(busiest)} probed ports"
         ax.set_title(f"{label}: {shown}")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="x-small", ncol=2)
-    axes[-1].set_xlabel("time (us)")
+        if len(links) > 1:
+            _legend_outside(ax)
+    _time_axis(axes[-1], queues["time_us"].max())
     return fig
+
+
+def _legend_outside(ax: Any) -> None:
+    """The panel's legend to the right of its axes, off the data."""
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+def _time_axis(ax: Any, span_us: float) -> None:
+    """Label the (shared) time axis of data in µs: in ms once the run spans over 5 ms."""
+    from matplotlib.ticker import FuncFormatter
+
+    if span_us > 5000:
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1000:g}"))
+        ax.set_xlabel("time (ms)")
+    else:
+        ax.set_xlabel("time (µs)")
 
 
 def _pause_spans(events: pd.DataFrame, end_ps: float) -> list[tuple[str, int, float, float]]:

@@ -71,14 +71,15 @@ def format_progress(
     flows_done: int = 0,
     flows_total: int = 0,
 ) -> str:
-    """One progress line: simulated time (of stop time), flows done, events/s and ETA.
+    """One progress line: simulated time (of stop time), flows done, events/s and ETA (without
+    a stop time, a rough one, marked ``~``, from the share of flows done).
 
     Examples
     --------
     >>> format_progress(2_000_000_000, 4_000_000, 10_000_000_000, 2.0)
     'sim 2.00 ms / 10.0 ms (20%)  2.00 M events/s  ETA 8.0s'
     >>> format_progress(2_000_000_000, 4_000_000, 0, 2.0, 30, 120)
-    'sim 2.00 ms  flows 30/120 (25%)  2.00 M events/s'
+    'sim 2.00 ms  flows 30/120 (25%)  2.00 M events/s  ETA ~6.0s'
     """
     rate = events / elapsed_s if elapsed_s > 0 else 0.0
     line = f"sim {format_time_ps(sim_now_ps)}"
@@ -89,6 +90,9 @@ def format_progress(
     line += f"  {format_count(rate)} events/s"
     if stop_ps > 0 and 0 < sim_now_ps < stop_ps and elapsed_s > 0:
         line += f"  ETA {format_duration(elapsed_s * (stop_ps - sim_now_ps) / sim_now_ps)}"
+    elif stop_ps == 0 and 0 < flows_done < flows_total and elapsed_s > 0:
+        left = elapsed_s * (flows_total - flows_done) / flows_done
+        line += f"  ETA ~{format_duration(left)}"
     return line
 
 

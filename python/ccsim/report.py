@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccsim import plots
+from ccsim import api, plots
 from ccsim.sweeps import SWEEP_JSON, SweepResult
 
 if TYPE_CHECKING:
@@ -76,6 +76,12 @@ def write_report(
     if claims:
         if claims.get("description"):
             parts.append(f"<p>{_e(' '.join(claims['description'].split()))}</p>")
+        if claims.get("size_settings"):
+            parts.append(
+                f'<p class="meta">This run is the {_e(claims["size"])} size; its settings, over '
+                f"the entry's sweep (the resolved configs below are what ran):</p>"
+                f"<pre>{_e(claims['size_settings'])}</pre>"
+            )
         parts += _claims_section(claims)
     if figures is None:
         figures, skipped = plots.render_all(res, kinds)
@@ -162,20 +168,22 @@ def _runs_section(res: SweepResult) -> list[str]:
 
 
 def _bin_table(res: SweepResult) -> list[str]:
-    """Per series and ACC size bin: count, average and p99 FCT (us) and slowdown."""
+    """Per series and ACC size bin: flows (over all seeds), average and p99 FCT (us) and
+    slowdown (mean over seeds)."""
     runs = res.ok_runs
     bins = plots.size_bins(runs)
     if not bins:
         return []
     labels = plots.series_labels(res)
     stats = ("count", "fct_avg_us", "fct_p99_us", "slowdown_avg", "slowdown_p99")
-    head = ["series", "size bin", *stats]
+    head = ["series", "size bin", "flows", *stats[1:]]
     rows = ["<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
     tagged = runs.assign(_series=runs["run_id"].map(labels))
     for label in dict.fromkeys(tagged["_series"]):
         group = tagged[tagged["_series"] == label]
         for b in bins:
             values = [group[f"fct.acc.{b}.{s}"].mean() for s in stats]
+            values[0] = group[f"fct.acc.{b}.count"].sum()
             cells = [f'<td class="l">{_e(label)}</td>', f'<td class="l">{_e(b)}</td>']
             cells += [f"<td>{_e(_num(v))}</td>" for v in values]
             rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -186,10 +194,10 @@ def _configs_section(res: SweepResult) -> list[str]:
     out = ["<h2>Resolved configs</h2>"]
     if res.out_dir is not None and (res.out_dir / SWEEP_JSON).is_file():
         meta = json.loads((res.out_dir / SWEEP_JSON).read_text(encoding="utf-8"))
-        sweep = {"set": meta["set"], "grid": meta["grid"]}
+        sweep = {k: meta[k] for k in ("set", "grid", "cases") if meta.get(k)}
         out.append(
             f"<details open><summary>sweep: base scenario, [set] and [grid]</summary>"
-            f"<pre>{_e(json.dumps(sweep, indent=2))}</pre><pre>{_e(meta['base'])}</pre></details>"
+            f"<pre>{_e(api.to_toml(sweep))}</pre><pre>{_e(meta['base'])}</pre></details>"
         )
     for rid, config in res.configs.items():
         row = res.runs[res.runs["run_id"] == rid]

@@ -366,6 +366,11 @@ def test_progress_line_without_stop_time_has_no_eta() -> None:
     assert "ETA" not in line and "%" not in line
 
 
+def test_progress_line_without_stop_time_estimates_from_the_flows() -> None:
+    line = format_progress(2_000_000_000, 4_000_000, 0, 2.0, 30, 120)
+    assert line.endswith("flows 30/120 (25%)  2.00 M events/s  ETA ~6.0s")
+
+
 def test_progress_line_redraws_in_place_and_ends_with_newline() -> None:
     ticks = iter([0.0, 1.0, 1.05, 2.0])
     buf = io.StringIO()

@@ -260,7 +260,10 @@ def test_link_and_settling_metrics(res: SweepResult) -> None:
     [
         ("stat('no.such.field') > 0", "unknown summary field"),
         ("stat('pfc.pauses_sent', colour=1) > 0", "unknown parameter `colour`"),
-        ("stat('pfc.pauses_sent', load=0.55) > 0", "no successful runs match load=0.55"),
+        (
+            "stat('pfc.pauses_sent', load=0.55) > 0",
+            "no run has workload.0.load = 0.55; the values there are: 0.3, 0.8",
+        ),
         ("utilization(link='x->y') > 0", "link `x->y` is not probed"),
         ("stat('pfc.pauses_sent', agg='median') > 0", "agg='median'"),
     ],

@@ -162,3 +162,20 @@ def test_import_hpcc_warns_of_what_it_does_not_honour(tmp_path: Path) -> None:
     assert "warning: not honoured: MULTI_RATE 1" in proc.stderr
     assert "#   MULTI_RATE 1" in proc.stdout
     assert "int_multi = 4" in proc.stdout  # INT_MULTI is honoured
+
+
+def test_fct_txt_is_the_simulators_format(tmp_path: Path) -> None:
+    # ccsim's S1 run written as fct.txt names the same flows as the simulator's: addresses,
+    # ports, sizes and start times, line for line once sorted; FCTs within the S1 tolerance and
+    # the ideal FCT (the simulator's definition) equal.
+    scenario = SCENARIOS / "S1-incast10to1-dcqcn.toml"
+    ccsim.run(scenario, overrides=['output.ideal_fct="hpcc"'], out=tmp_path / "run")
+    proc = ccsim_cli("fct-txt", "run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    ours = [line.split() for line in (tmp_path / "run" / "fct.txt").read_text().splitlines()]
+    ref_file = next((REFERENCE / "S1-incast10to1-dcqcn").glob("fct_*.txt"))
+    theirs = [line.split() for line in ref_file.read_text().splitlines()]
+    assert sorted(r[:6] for r in ours) == sorted(r[:6] for r in theirs)
+    assert {r[7] for r in ours} == {r[7] for r in theirs}
+    median = sorted(int(r[6]) for r in ours)[len(ours) // 2]
+    assert median == pytest.approx(sorted(int(r[6]) for r in theirs)[len(theirs) // 2], rel=0.1)

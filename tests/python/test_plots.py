@@ -103,7 +103,7 @@ def test_port_time_series_one_panel_per_series(res: SweepResult, kind: str, ylab
         assert peak > 0
         if kind == "utilization":  # each bit counts in the interval it is serialized in
             assert peak <= 1.0 + 1e-9
-    assert axes[-1].get_xlabel() == "time (us)"
+    assert axes[-1].get_xlabel() == "time (µs)"
 
 
 def test_rate_draws_every_probed_flow(res: SweepResult) -> None:
@@ -116,7 +116,50 @@ def test_rate_draws_every_probed_flow(res: SweepResult) -> None:
         flows = res.rates[res.rates.run_id == rid].flow.nunique()
         assert len(ax.get_lines()) == flows > 0
         assert max(np.max(line.get_ydata()) for line in ax.get_lines()) <= 100.0  # Gb/s
-    assert axes[0].get_ylabel() == "rate (Gb/s)"
+    assert axes[0].get_ylabel() == "CC rate (Gb/s)"
+
+
+def test_goodput_adds_up_to_the_bytes_the_engine_saw_acknowledged(res: SweepResult) -> None:
+    # Goodput x the 20 us probe interval, summed over a flow's samples, is the payload the
+    # engine counted as acknowledged (every flow done before the run's last sample).
+    axes = plots.render(res, "goodput").get_axes()
+    assert axes[0].get_ylabel() == "goodput (Gb/s)"
+    seed1 = res.runs[res.runs["seed"] == 1].set_index(["cc.scheme", "workload.0.load"])
+    checked = 0
+    for ax, label in zip(axes, SERIES):
+        scheme, load = (part.split("=")[1] for part in label.split(", "))
+        rid = seed1.loc[(scheme, float(load)), "run_id"]
+        flows = res.flows[res.flows.run_id == rid].set_index("id")
+        last_sample_us = res.rates[res.rates.run_id == rid].time_us.max()
+        for line in ax.get_lines():
+            flow = flows.loc[int(line.get_label().split()[1])]
+            if flow["finish_us"] <= last_sample_us:
+                acked = np.sum(line.get_ydata()) * 1e9 * 20e-6 / 8
+                assert acked == pytest.approx(flow["bytes_acked"], abs=1.0)
+                checked += 1
+    assert checked > 20
+
+
+def test_vs_param_draws_the_seed_mean_and_range_against_load(res: SweepResult) -> None:
+    axes = plots.render(res, "vs_param").get_axes()
+    assert axes[-1].get_xlabel() == "load" and axes[-1].get_ylabel() == "PAUSE frames"
+    runs = res.ok_runs
+    for ax in axes:
+        pauses = ax.get_ylabel() == "PAUSE frames"
+        bin_ = None if pauses else ax.get_ylabel().split(", ")[1]
+        metric = "pfc.pauses_sent" if pauses else f"fct.acc.{bin_}.slowdown_p99"
+        bars = {c.get_label(): c for c in ax.containers}  # one errorbar container per line
+        for scheme in ("dcqcn", "none"):
+            bar = bars[f"scheme={scheme}" if pauses else f"scheme={scheme} p99"]
+            line, _, (ranges,) = bar.lines
+            mine = runs[runs["cc.scheme"] == scheme]
+            per_load = mine[metric].astype(float).groupby(mine["workload.0.load"])
+            assert list(line.get_xdata()) == [0.3, 0.8]
+            assert np.allclose(line.get_ydata(), per_load.mean().to_numpy())
+            # The bars run from the lowest to the highest seed.
+            spans = [seg[:, 1] for seg in ranges.get_segments()]
+            assert np.allclose([s.min() for s in spans], per_load.min().to_numpy())
+            assert np.allclose([s.max() for s in spans], per_load.max().to_numpy())
 
 
 def test_pfc_layers_stack_to_the_engine_counts(res: SweepResult) -> None:
@@ -141,7 +184,7 @@ def test_pfc_map_has_a_row_per_paused_port(res: SweepResult) -> None:
         assert {t.get_text() for t in ax.get_yticklabels()} == ports
         bars = sum(len(c.get_paths()) for c in ax.collections)
         assert bars == (events.kind == "pause").sum() > 0
-    assert axes[-1].get_xlabel() == "time (us)"
+    assert axes[-1].get_xlabel() == "time (µs)"
 
 
 def test_cli_writes_png_and_svg(sweep_dir: Path, tmp_path: Path) -> None:
@@ -164,6 +207,18 @@ def test_cli_writes_png_and_svg(sweep_dir: Path, tmp_path: Path) -> None:
     assert image.shape[0] > 200 and image.shape[1] > 300 and image.std() > 0.05
     text = svg.read_text()
     assert text.startswith("<?xml") and "scheme=dcqcn" in text and "load=0.3" not in text
+
+
+def test_cli_writes_pdf_on_request_the_same_bytes_each_time(
+    sweep_dir: Path, tmp_path: Path
+) -> None:
+    for out in ("a", "b"):
+        args = ["plot", str(sweep_dir), "--kind", "fct_cdf", "--format", "pdf", "--out", out]
+        proc = ccsim_cli(*args, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["fct_cdf.pdf"]
+    pdf = (tmp_path / "a" / "fct_cdf.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and pdf == (tmp_path / "b" / "fct_cdf.pdf").read_bytes()
 
 
 def test_single_run_directory_plots_what_it_has(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ pub struct Dctcp;
 impl Scheme for Dctcp {
     const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
         name: "dctcp",
-        description: "DCTCP for RDMA as run by the HPCC ns-3 simulator: ECN echo per ACK, alpha (g=1/16) once per window, cut by alpha/2 once per window, +1 MTU per RTT; BDP window scaled by rate, paced.",
+        description: "DCTCP for RDMA as run by the HPCC ns-3 simulator: ECN echo per ACK, alpha (g=1/16) once per window, cut by alpha/2 once per window, +rate_ai (615 Mb/s, the simulator's 1 MTU per 13 us RTT) once per window; BDP window scaled by rate, paced.",
         paper: "Alizadeh et al., Data Center TCP (DCTCP), SIGCOMM 2010; HPCC ns-3 simulator rdma-hw.cc",
         ecn: Some(EcnDefaults {
             kmin_bytes: 30_000,
