@@ -306,7 +306,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     res = load_results(args.results, args.where)
     out = Path(args.out) if args.out is not None else Path(args.results) / "plots"
     formats = args.format or plots.FORMATS
-    figures, skipped = plots.plot(res, out, args.kind or None, formats)
+    figures, skipped = plots.plot(res, out, args.kind or None, formats, args.style)
     for kind in figures:
         print(f"{kind:<12} {' '.join(str(out / f'{kind}.{fmt}') for fmt in formats)}")
     for kind, why in skipped.items():
@@ -360,7 +360,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     }
     claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
     (out / report.CLAIMS_JSON).write_text(json.dumps(claims, indent=2) + "\n", encoding="utf-8")
-    figures, _ = plots.plot(res, out / "plots", exp.plots or None)
+    style = args.style or exp.style
+    figures, _ = plots.plot(res, out / "plots", exp.plots or None, style=style)
     page = report.write_report(res, out / report.REPORT_HTML, figures=figures)
     print(format_sweep_summary(sweep.name, runs, out))
     if exp.reference:
@@ -422,7 +423,7 @@ def format_summary(result: api.RunResult) -> str:
     )
     lines.append(
         f"  ECN: {s.get('ecn_marked', 0)} data packets marked CE; "
-        f"{s.get('ctrl_sent', 0)} control packets (CNPs, feedback, grants) sent "
+        f"{s.get('ctrl_sent', 0)} control packets (CNPs, feedback, grants) generated "
         "(per port: pfc_ports)"
     )
     perf = s.get("perf", {})
@@ -669,6 +670,15 @@ def _parser() -> argparse.ArgumentParser:
             help="only the runs with this parameter value, e.g. --where scheme=dcqcn (repeatable)",
         )
 
+    def style_arg(q: argparse.ArgumentParser, default: str | None = "screen") -> None:
+        q.add_argument(
+            "--style",
+            choices=list(plots.STYLES),
+            default=default,
+            help="figure style: screen, or paper (one column, 3.5 in) / paper-wide (7 in) with "
+            "small fonts",
+        )
+
     def kind_arg(q: argparse.ArgumentParser) -> None:
         q.add_argument(
             "--kind",
@@ -686,6 +696,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=plots.ALL_FORMATS,
         help="write this format (repeatable; default png and svg)",
     )
+    style_arg(q)
     q.add_argument("--out", metavar="DIR", help="where to write (default RESULTS/plots)")
     q.set_defaults(func=_cmd_plot)
 
@@ -709,6 +720,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the experiments folder (default ./experiments, else the built-in catalog)",
     )
     q.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    style_arg(q, default=None)
     q.set_defaults(func=_cmd_reproduce)
 
     q = sub.add_parser(

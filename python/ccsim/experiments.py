@@ -22,6 +22,7 @@ from ccsim import fidelity
 from ccsim._core import ScenarioError
 from ccsim.api import jain_index, read_toml
 from ccsim.plots import KINDS as PLOT_KINDS
+from ccsim.plots import STYLES
 from ccsim.sweeps import STATUS_OK, Sweep, SweepResult
 from ccsim.sweeps.spec import CASE
 
@@ -36,6 +37,7 @@ ENTRY_KEYS = (
     "figure",
     "description",
     "plots",
+    "style",
     "sweep",
     "quick",
     "full",
@@ -76,6 +78,8 @@ class Experiment:
     description: str
     plots: list[str]
     sweep_table: dict[str, Any]
+    #: The figure style (``ccsim.plots.STYLES``): "screen", "paper" or "paper-wide".
+    style: str
     sizes: dict[str, dict[str, Any]]
     claims: list[Claim] = field(default_factory=list)
     #: Case -> the HPCC ns-3 simulator's run it is compared with (``[reference]``, a folder as
@@ -151,6 +155,9 @@ def load_experiment(name: str, directory: Path) -> Experiment:
             raise ScenarioError(
                 f"{src}: plots: unknown plot kind `{kind}`; use any of {', '.join(PLOT_KINDS)}"
             )
+    style = data.get("style", "screen")
+    if style not in STYLES:
+        raise ScenarioError(f"{src}: style: `{style}`; use one of {', '.join(STYLES)}")
     claims = []
     for i, c in enumerate(data.get("claim", [])):
         where = f"{src}: claim {i + 1}"
@@ -180,6 +187,7 @@ def load_experiment(name: str, directory: Path) -> Experiment:
         description=data.get("description", ""),
         plots=list(plots),
         sweep_table=dict(data["sweep"]),
+        style=style,
         sizes=sizes,
         claims=claims,
         reference=reference,

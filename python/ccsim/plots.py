@@ -29,6 +29,22 @@ MAX_PAUSED_PORTS = 40  # pfc_map: the ports paused longest in each panel
 BUCKETS_PER_DECADE = 4  # slowdown vs size: log-spaced flow-size buckets
 FORMATS = ("png", "svg")  # written by default
 ALL_FORMATS = ("png", "svg", "pdf")
+# Figure styles: the width (inches) figures are scaled to and the font sizes (points). "paper"
+# fits one column of a two-column paper (3.5 in), "paper-wide" the full page width (7 in).
+_PAPER_FONTS = {
+    "font.size": 7,
+    "axes.titlesize": 7,
+    "axes.labelsize": 7,
+    "xtick.labelsize": 6,
+    "ytick.labelsize": 6,
+    "legend.fontsize": 6,
+    "lines.linewidth": 0.8,
+}
+STYLES: dict[str, tuple[float | None, dict[str, Any]]] = {
+    "screen": (None, {}),
+    "paper": (3.5, _PAPER_FONTS),
+    "paper-wide": (7.0, _PAPER_FONTS),
+}
 LINE_STYLES = [
     "-",
     "--",
@@ -151,7 +167,7 @@ def plot_rate(res: SweepResult) -> Figure:
 def _flow_series(res: SweepResult, kind: str, column: str, ylabel: str, what: str) -> Figure:
     rates = _require(res.rates, f"plot {kind}", "no rate samples; add [output] rates = {...}")
     panels = _panels(res, rates)
-    fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True)
+    fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True, sharey=True)
     for ax, (label, group) in zip(axes, panels):
         flows = sorted(group["flow"].unique())
         for flow in flows:
@@ -160,8 +176,7 @@ def _flow_series(res: SweepResult, kind: str, column: str, ylabel: str, what: st
         ax.set_ylabel(ylabel)
         ax.set_title(f"{label}: {what} of {len(flows)} flows")
         ax.grid(True, alpha=0.3)
-        if len(flows) <= 12:
-            _legend_outside(ax)
+    _legends(axes)
     _time_axis(axes[-1], rates["time_us"].max())
     return fig
 
@@ -181,7 +196,7 @@ def plot_flow_queue(res: SweepResult) -> Figure:
             times = probed[probed["link"] == link]["time_us"]
             panels.append((f"{label}: {link}", group[group["link"] == link], times))
     panels = panels[:MAX_PANELS]
-    fig, axes = _figure(len(panels), 1, height=2.2 * len(panels), sharex=True)
+    fig, axes = _figure(len(panels), 1, height=2.2 * len(panels), sharex=True, sharey=True)
     for ax, (title, group, times) in zip(axes, panels):
         table = (
             group.pivot_table(index="time_us", columns="flow", values="queue_bytes", aggfunc="sum")
@@ -199,8 +214,7 @@ def plot_flow_queue(res: SweepResult) -> Figure:
         ax.set_ylabel("queued (KB)")
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
-        if top:
-            _legend_outside(ax)
+    _legends(axes, min_entries=1)
     _time_axis(axes[-1], fq["time_us"].max())
     return fig
 
@@ -247,18 +261,22 @@ def plot_pfc_map(res: SweepResult) -> Figure:
         longest = sorted(rows, key=lambda r: -sum(w for _, w in rows[r]))[:MAX_PAUSED_PORTS]
         order = sorted(longest, key=lambda r: (_layer_rank(layer_of.get(r[0].split("->")[0])), r))
         panels.append((label, {r: rows[r] for r in order}, len(rows)))
-    height = sum(max(2.0, 0.2 * len(rows) + 1.2) for _, rows, _ in panels)
+    height = sum(max(2.0, 0.24 * len(rows) + 1.2) for _, rows, _ in panels)
     fig, axes = _figure(len(panels), 1, height=height, sharex=True)
     for ax, (label, rows, n_ports) in zip(axes, panels):
         for y, ((port, _), bars) in enumerate(rows.items()):  # one collection per paused port
             color = _layer_color(layer_of.get(port.split("->")[0]))
             ax.broken_barh(bars, (y - 0.4, 0.8), color=color)
-        ax.set_yticks(range(len(rows)), [f"{p} (prio {q})" for p, q in rows], fontsize="x-small")
+        prios = sorted({q for _, q in rows})
+        # The priority once in the title when every row shares it, else on each row.
+        names = [p if len(prios) == 1 else f"{p} (prio {q})" for p, q in rows]
+        ax.set_yticks(range(len(rows)), names, fontsize="x-small")
         ax.set_ylim(len(rows) - 0.4, -0.6)
         ax.set_ylabel("paused port")
         pauses = sum(len(bars) for bars in rows.values())
         shown = f"the {len(rows)} paused longest of {n_ports}" if n_ports > len(rows) else n_ports
-        ax.set_title(f"{label}: {pauses} pauses on {shown} ports")
+        prio = f", priority {prios[0]}" if len(prios) == 1 else ""
+        ax.set_title(f"{label}: {pauses} pauses on {shown} ports{prio}")
         ax.grid(True, axis="x", alpha=0.3)
     _time_axis(axes[-1], max(end_ps.values()) / 1e6)
     handles = [_patch(_layer_color(layer), layer) for layer in LAYERS]
@@ -355,34 +373,45 @@ def plot(
     out_dir: str | os.PathLike[str],
     kinds: Sequence[str] | None = None,
     formats: Sequence[str] = FORMATS,
+    style: str = "screen",
 ) -> tuple[dict[str, Figure], dict[str, str]]:
-    """Save each kind as ``<out_dir>/<kind>.<format>`` for each of ``formats`` (png, svg, pdf).
+    """Save each kind as ``<out_dir>/<kind>.<format>`` for each of ``formats`` (png, svg, pdf),
+    drawn in ``style`` (see :data:`STYLES`).
 
     With ``kinds=None`` every kind is tried and those without data are skipped; a kind asked
     for by name that has no data raises NoData. Returns (figure per kind, skipped kind -> why).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figures = render_all(res, kinds)
+    figures = render_all(res, kinds, style)
     for kind, fig in figures[0].items():
         save(fig, out / kind, formats)
     return figures
 
 
 def render_all(
-    res: SweepResult, kinds: Sequence[str] | None = None
+    res: SweepResult, kinds: Sequence[str] | None = None, style: str = "screen"
 ) -> tuple[dict[str, Figure], dict[str, str]]:
     """Render ``kinds`` (default: every kind that has data; the others are returned with the
     reason they were skipped). A kind asked for by name that has no data raises NoData.
 
     A sweep with several cases (e.g. one per workload) gets one figure per kind and case, named
     ``<kind>-<case>``, as a paper draws one panel per workload."""
+    from matplotlib import rc_context
+
+    if style not in STYLES:
+        raise ScenarioError(f"--style: unknown style `{style}`; use one of {', '.join(STYLES)}")
+    width, fonts = STYLES[style]
     figures: dict[str, Figure] = {}
     skipped: dict[str, str] = {}
     for kind in kinds or list(KINDS):
         try:
             for case, part in _cases(res):
-                fig = render(part, kind)
+                with rc_context(fonts):
+                    fig = render(part, kind)
+                if width is not None:  # scale to the column, keeping the aspect ratio
+                    w, h = fig.get_size_inches()
+                    fig.set_size_inches(width, h * width / w)
                 if case is None:
                     figures[kind] = fig
                 else:
@@ -428,23 +457,24 @@ def save(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path
 
 
 def series_labels(res: SweepResult) -> dict[str, str]:
-    """run_id -> series label: the swept parameters other than the seed (short names), or the
-    scheme when nothing else varies.
+    """run_id -> series label: the swept parameters other than the seed (short names), led by
+    the scheme when the scheme is not among them, so that every figure names it.
 
     Examples
     --------
     >>> series_labels(ccsim.load("results/websearch-load"))  # doctest: +SKIP
-    {'1a2b..': 'load=0.3', ...}
+    {'1a2b..': 'dcqcn, load=0.3', ...}
     """
     runs = res.runs
     keys = [p for p in res.params if p != "seed" and runs[p].nunique(dropna=False) > 1]
     short = short_names(res.params)
     out = {}
     for _, r in runs.iterrows():
-        if keys:
-            out[r["run_id"]] = ", ".join(f"{short[k]}={r[k]}" for k in keys)
-        else:
-            out[r["run_id"]] = str(r.get("scheme", res.name))
+        parts = [f"{short[k]}={r[k]}" for k in keys]
+        scheme = r.get("scheme")
+        if "cc.scheme" not in keys and isinstance(scheme, str):
+            parts.insert(0, scheme)
+        out[r["run_id"]] = ", ".join(parts) or res.name
     return out
 
 
@@ -465,13 +495,20 @@ def size_bins(runs: pd.DataFrame, bins: str = "acc") -> list[str]:
 
 
 def _figure(
-    rows: int, cols: int, *, width: float = 7.5, height: float = 4.2, sharex: bool = False
+    rows: int,
+    cols: int,
+    *,
+    width: float = 7.5,
+    height: float = 4.2,
+    sharex: bool = False,
+    sharey: bool = False,
 ) -> tuple[Figure, list[Axes]]:
+    """A figure of rows x cols panels; panels comparing series share the y scale (``sharey``)."""
     from cycler import cycler
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
-    axes = fig.subplots(rows, cols, sharex=sharex, squeeze=False)
+    axes = fig.subplots(rows, cols, sharex=sharex, sharey=sharey, squeeze=False)
     # Series differ in line style as well as colour, so they stay apart in greyscale.
     colors = _colors()[: len(LINE_STYLES)]
     styles = cycler(color=colors, linestyle=LINE_STYLES)
@@ -534,7 +571,7 @@ def _port_series(res: SweepResult, column: str, scale: float, ylabel: str, rank:
         res.queues, f"plot {kind}", "no queue samples; add [output] queues = {...} to the scenario"
     )
     panels = _panels(res, queues)
-    fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True)
+    fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True, sharey=True)
     for ax, (label, group) in zip(axes, panels):
         busiest = group.groupby("link")[column].agg(rank).sort_values(ascending=False)
         links = list(busiest.index[:MAX_LINES])
@@ -550,8 +587,7 @@ def _port_series(res: SweepResult, column: str, scale: float, ylabel: str, rank:
             shown = f"all {len(busiest)} probed ports"
         ax.set_title(f"{label}: {shown}")
         ax.grid(True, alpha=0.3)
-        if len(links) > 1:
-            _legend_outside(ax)
+    _legends(axes)  # a single port is named in its panel's title
     _time_axis(axes[-1], queues["time_us"].max())
     return fig
 
@@ -559,6 +595,17 @@ def _port_series(res: SweepResult, column: str, scale: float, ylabel: str, rank:
 def _legend_outside(ax: Any) -> None:
     """The panel's legend to the right of its axes, off the data."""
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+def _legends(axes: Sequence[Any], min_entries: int = 2, max_entries: int = 12) -> None:
+    """One legend for the figure when every panel draws the same series, else one per panel;
+    none for a panel with fewer than ``min_entries`` or more than ``max_entries`` series."""
+    labels = [tuple(ax.get_legend_handles_labels()[1]) for ax in axes]
+    shown = [ax for ax, ls in zip(axes, labels) if min_entries <= len(ls) <= max_entries]
+    if len(set(labels)) == 1:
+        shown = shown[:1]
+    for ax in shown:
+        _legend_outside(ax)
 
 
 def _time_axis(ax: Any, span_us: float) -> None:

@@ -151,6 +151,7 @@ BAD_ENTRIES = [
     ('check = "(lambda: True)()"', "lambda"),
     ('check = "jain() >"', "check"),
     ("colour = 1", "colour"),
+    ('style = "poster"', "style: `poster`; use one of screen, paper, paper-wide"),
 ]
 
 

@@ -180,8 +180,10 @@ def test_pfc_map_has_a_row_per_paused_port(res: SweepResult) -> None:
     for ax, label in zip(axes, SERIES):
         scheme, load = (part.split("=")[1] for part in label.split(", "))
         events = res.pfc_events[res.pfc_events.run_id == seed1.loc[(scheme, float(load)), "run_id"]]
-        ports = {f"{e.to_node}->{e.node} (prio {e.prio})" for e in events.itertuples()}
+        # One data class here: the priority is in the title, not on every row.
+        ports = {f"{e.to_node}->{e.node}" for e in events.itertuples()}
         assert {t.get_text() for t in ax.get_yticklabels()} == ports
+        assert ax.get_title().endswith(", priority 3")
         bars = sum(len(c.get_paths()) for c in ax.collections)
         assert bars == (events.kind == "pause").sum() > 0
     assert axes[-1].get_xlabel() == "time (µs)"
@@ -219,6 +221,37 @@ def test_cli_writes_pdf_on_request_the_same_bytes_each_time(
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["fct_cdf.pdf"]
     pdf = (tmp_path / "a" / "fct_cdf.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and pdf == (tmp_path / "b" / "fct_cdf.pdf").read_bytes()
+
+
+def test_one_legend_when_every_panel_draws_the_same_series() -> None:
+    from matplotlib.figure import Figure
+
+    def panels(names: list[list[str]]) -> list[object]:
+        axes = Figure().subplots(len(names), 1)
+        for ax, labels in zip(axes, names):
+            for label in labels:
+                ax.plot([0, 1], [0, 1], label=label)
+        plots._legends(axes)
+        return [ax.get_legend() is not None for ax in axes]
+
+    assert panels([["flow 0", "flow 1"]] * 3) == [True, False, False]
+    assert panels([["flow 0", "flow 1"], ["flow 2", "flow 3"]]) == [True, True]
+    assert panels([["sw0->h1"], ["sw0->h2"]]) == [False, False]  # the title names the port
+
+
+def test_paper_style_draws_one_column_wide_with_small_fonts(
+    sweep_dir: Path, tmp_path: Path
+) -> None:
+    import matplotlib.image
+
+    args = ["plot", str(sweep_dir), "--kind", "fct_cdf", "--style", "paper", "--out", "p"]
+    proc = ccsim_cli(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    height, width = matplotlib.image.imread(tmp_path / "p" / "fct_cdf.png").shape[:2]
+    assert width == round(3.5 * 110) and height < width  # 3.5 in at 110 dpi, same aspect
+    (figures, _) = plots.render_all(ccsim.load(sweep_dir), ["fct_cdf"], "paper")
+    (ax,) = figures["fct_cdf"].get_axes()
+    assert ax.title.get_fontsize() == 7 and ax.xaxis.label.get_fontsize() == 7
 
 
 def test_single_run_directory_plots_what_it_has(tmp_path: Path) -> None:

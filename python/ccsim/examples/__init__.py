@@ -34,8 +34,8 @@ def find_scenario(arg: str) -> Path | None:
 
 
 def copy_to(dest: Path) -> list[Path]:
-    """Copy the examples (scenarios, experiments, sweeps, fidelity) into ``dest``, keeping their relative
-    paths; refuses to overwrite an existing folder. Returns the folders written."""
+    """Copy the example folders (``FOLDERS``) into ``dest``, keeping their relative paths;
+    refuses to overwrite an existing folder. Returns the folders written."""
     taken = [dest / f for f in FOLDERS if (dest / f).exists()]
     if taken:
         raise ScenarioError(

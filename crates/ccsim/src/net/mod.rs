@@ -248,9 +248,11 @@ pub struct Port {
     pub ctrl_drops: u64,
     /// Data packets this (switch egress) port marked CE: RED or the scheme's switch part.
     pub ecn_marked: u64,
-    /// Control packets (CNPs, QCN feedback, grants ...) this port's node sent out of it.
+    /// Control packets (CNPs, QCN feedback, grants ...) this port's node generated to send out
+    /// of it (those a full rate-limited control queue then dropped are also in `ctrl_drops`).
     pub ctrl_sent: u64,
-    /// Utilization probe: bits on the wire at the previous sample (`wire_bits_at`).
+    /// Utilization probe: bits serialized by the previous sample (`tx_bytes` less the part of
+    /// a packet still in service).
     pub sampled_wire_bits: f64,
 }
 

@@ -765,7 +765,6 @@ impl Simulation {
     }
 }
 
-/// Probes sample at most every 10 ns: each sample walks the probed ports or flows.
 /// A probe's first sample: one interval in, or at its `start` (a baseline with no row).
 fn first_sample_ps(start_ps: u64, interval_ps: u64) -> u64 {
     if start_ps > 0 {
@@ -775,6 +774,7 @@ fn first_sample_ps(start_ps: u64, interval_ps: u64) -> u64 {
     }
 }
 
+/// Probes sample at most every 10 ns: each sample walks the probed ports or flows.
 fn check_probe_interval(field: &str, interval_ps: u64) -> Result<(), ScenarioError> {
     if interval_ps < 10_000 {
         return Err(ScenarioError::new(
