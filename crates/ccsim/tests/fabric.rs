@@ -526,3 +526,63 @@ at = "0us"
     assert_eq!(r.summary["ecn_marked"].as_f64(), Some(marked.iter().sum()));
     assert_eq!(r.summary["ctrl_sent"].as_f64(), Some(total_cnps));
 }
+
+#[test]
+fn probes_sample_only_their_window_and_change_no_result() {
+    // Two flows from 100 us. Probes change nothing the engine computes; with start/stop they
+    // record rows only in (start, stop]; unset, they start at the first flow (on the grid).
+    let base = r#"
+duration = "1ms"
+[topology]
+kind = "star"
+hosts = 3
+link = { rate = "100Gbps", delay = "1us" }
+[cc]
+scheme = "dcqcn"
+[[flows]]
+src = 0
+dst = 2
+size = "1MB"
+start = "100us"
+[[flows]]
+src = 1
+dst = 2
+size = "1MB"
+start = "103us"
+"#;
+    let probes = |q: &str, r: &str| {
+        format!("{base}[output]\nqueues = {{ interval = \"7us\", ports = [\"sw0->h2\"]{q} }}\nrates = {{ interval = \"10us\"{r} }}\n")
+    };
+    let (_, _, bare) = common::run(base);
+    let (_, _, window) = common::run(&probes(
+        ", start = \"150us\", stop = \"250us\"",
+        ", start = \"150us\", stop = \"250us\"",
+    ));
+    let (_, _, default) = common::run(&probes("", ""));
+    for r in [&window, &default] {
+        for col in ["fct_ps", "bytes_acked"] {
+            assert_eq!(
+                common::column(r, "flows", col),
+                common::column(&bare, "flows", col)
+            );
+        }
+        let strip = |s: &serde_json::Value| {
+            let mut s = s.clone();
+            // The engine's wall time, and its event count (samples are events), aside.
+            for key in ["perf", "events"] {
+                s.as_object_mut().unwrap().remove(key);
+            }
+            s
+        };
+        assert_eq!(strip(&r.summary), strip(&bare.summary));
+    }
+    for table in ["queues", "rates"] {
+        let t = common::column(&window, table, "time_ps");
+        assert!(
+            !t.is_empty() && t.iter().all(|&x| x > 150e6 && x <= 250e6),
+            "{table}: {t:?}"
+        );
+    }
+    // Unset: from 98 us (100 us down to the 7 us grid), so the first row is at 105 us.
+    assert_eq!(common::column(&default, "queues", "time_ps")[0], 105e6);
+}

@@ -28,9 +28,11 @@ pub struct Metrics {
     pub queue_ports: Vec<u32>,
     pub queue_interval_ps: u64,
     /// Probes with a `start` sample first at it with no row, as the baseline of their first
-    /// interval (0: no start).
+    /// interval (0: no start), and take no sample after their `stop`.
     pub queue_start_ps: u64,
+    pub queue_stop_ps: u64,
     pub rate_start_ps: u64,
+    pub rate_stop_ps: u64,
     pub q_time_ps: Vec<u64>,
     pub q_port: Vec<u32>,
     pub q_bytes: Vec<u64>,
@@ -280,7 +282,7 @@ impl Simulation {
             }
         }
         let next = now + m.queue_interval_ps;
-        if next <= self.stop_ps {
+        if next <= self.stop_ps.min(m.queue_stop_ps) {
             self.q.push(next, Event::SampleQueues);
         }
     }
@@ -317,7 +319,7 @@ impl Simulation {
             f.sampled_acked = f.snd_una;
         }
         let next = now + m.rate_interval_ps;
-        if next <= self.stop_ps {
+        if next <= self.stop_ps.min(m.rate_stop_ps) {
             self.q.push(next, Event::SampleRates);
         }
     }

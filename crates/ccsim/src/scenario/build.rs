@@ -577,6 +577,7 @@ impl Scenario {
 
     fn setup_probes(&self, sim: &mut Simulation) -> Result<(), ScenarioError> {
         let o = &self.cfg.output;
+        let first_ps = sim.flows.iter().map(|f| f.start_ps).min().unwrap_or(0);
         if let Some(qc) = &o.queues {
             check_probe_interval("output.queues.interval", qc.interval.0)?;
             let mut ids = Vec::new();
@@ -611,7 +612,8 @@ impl Scenario {
             sim.metrics.queue_ports = ids;
             sim.metrics.queue_interval_ps = qc.interval.0;
             sim.metrics.queue_by_flow = qc.by_flow;
-            sim.metrics.queue_start_ps = qc.start.map_or(0, |t| t.0);
+            sim.metrics.queue_start_ps = probe_start_ps(qc.start, qc.interval.0, first_ps);
+            sim.metrics.queue_stop_ps = qc.stop.map_or(u64::MAX, |t| t.0);
             sim.q.push(
                 first_sample_ps(sim.metrics.queue_start_ps, qc.interval.0),
                 crate::sim::Event::SampleQueues,
@@ -639,7 +641,8 @@ impl Scenario {
             sim.metrics.rate_all_flows = rc.flows.is_empty();
             sim.metrics.rate_flows = rc.flows.clone();
             sim.metrics.rate_interval_ps = rc.interval.0;
-            sim.metrics.rate_start_ps = rc.start.map_or(0, |t| t.0);
+            sim.metrics.rate_start_ps = probe_start_ps(rc.start, rc.interval.0, first_ps);
+            sim.metrics.rate_stop_ps = rc.stop.map_or(u64::MAX, |t| t.0);
             sim.q.push(
                 first_sample_ps(sim.metrics.rate_start_ps, rc.interval.0),
                 crate::sim::Event::SampleRates,
@@ -763,6 +766,12 @@ impl Simulation {
         }
         Ok((rtt_ps, deepest))
     }
+}
+
+/// A probe's `start`, or by default the first flow's start down to a multiple of the interval
+/// (so the rows kept fall where they would from t = 0; those dropped before it are all idle).
+fn probe_start_ps(start: Option<super::units::Time>, interval_ps: u64, first_flow_ps: u64) -> u64 {
+    start.map_or(first_flow_ps / interval_ps * interval_ps, |t| t.0)
 }
 
 /// A probe's first sample: one interval in, or at its `start` (a baseline with no row).

@@ -587,10 +587,14 @@ pub struct QueueProbeCfg {
     /// queues per sample, so name a few ports).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_flow: bool,
-    /// Sample from this time on (e.g. "2s" for the HPCC simulator's flow files, whose flows
-    /// start at 2 s); the first sample is at start + interval.
+    /// Sample from this time on: the first row is at start + interval and covers only that
+    /// interval. Unset: from the first flow's start (down to a multiple of `interval`), so an
+    /// idle lead-in, e.g. the 2 s before the HPCC simulator's flows start, costs nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<Time>,
+    /// No samples after this time (unset: to the end of the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Time>,
 }
 
 /// Per-flow sending-rate and throughput samples.
@@ -604,4 +608,7 @@ pub struct RateProbeCfg {
     /// Sample from this time on, as `QueueProbeCfg::start`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<Time>,
+    /// No samples after this time, as `QueueProbeCfg::stop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Time>,
 }
