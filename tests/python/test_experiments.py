@@ -235,10 +235,11 @@ def test_link_and_settling_metrics(res: SweepResult) -> None:
     v = verdict(res, f"0 < pause_span_us('{node}', '{to}', {where}) < 600")
     assert v.status == "holds", v
     assert verdict(res, "pause_span_us('h0', 'tor0', scheme='dcqcn') >= 0").status == "holds"
-    # A flow's goodput is at most its 100G link; the queue settles under 1 GB at once.
+    # A flow's goodput is at most its 100G link; the queue settles under 1 GB at each run's
+    # first sample (probes start at the run's first flow), averaged over the runs.
     flow = int(res.rates["flow"].iloc[0])
     assert verdict(res, f"0 <= goodput_gbps(flow={flow}) <= 100").status == "holds"
-    first = float(res.queues["time_us"].min())
+    first = float(res.queues.groupby("run_id")["time_us"].min().mean())
     v = verdict(res, "queue_settle_us('tor0->h0', 1e6)")
     assert v.status == "error" and v.measured[0][1] == pytest.approx(first)
     # Completion rate: flows finished by a time over that time, or over the whole span.
