@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ccsim import fidelity
+from ccsim import api, fidelity
 from ccsim._core import ScenarioError
 from ccsim.api import jain_index, read_toml
 from ccsim.plots import KINDS as PLOT_KINDS
@@ -553,7 +553,11 @@ def pauses(
         per_run = ports.groupby("run_id")["pauses_sent"].sum()
     else:
         ev = sel.pfc_events
-        if ev.empty and not any("pfc_events = true" in c for c in sel.configs.values()):
+        recorded = (
+            api.read_toml_text(c, rid).get("output", {}).get("pfc_events")
+            for rid, c in sel.configs.items()
+        )
+        if ev.empty and not any(recorded):
             raise ClaimError(
                 "pauses in a window or of one priority need [output] pfc_events = true"
             )

@@ -284,3 +284,17 @@ def test_unmeasurable_claims_are_errors_with_the_reason(
 def test_the_claim_language_rejects_everything_else(check: str) -> None:
     with pytest.raises(ccsim.ScenarioError, match="test: check"):
         ex.parse_check(check, "test")
+
+
+def test_pauses_of_one_priority_need_recorded_events(tmp_path: Path) -> None:
+    # A run recording PFC events with none to record counts 0; one not recording them errors.
+    scenario = {
+        "topology": {"kind": "star", "hosts": 3, "link": {"rate": "100Gbps", "delay": "1us"}},
+        "cc": {"scheme": "none"},
+        "flows": [{"src": 0, "dst": 2, "size": "10KB"}],
+    }
+    on = ccsim.run(scenario, out=tmp_path / "on")
+    assert ex.pauses(SweepResult.from_run(on), prio=3) == 0
+    off = ccsim.run({**scenario, "output": {"pfc_events": False}}, out=tmp_path / "off")
+    with pytest.raises(ex.ClaimError, match="pfc_events = true"):
+        ex.pauses(SweepResult.from_run(off), prio=3)
