@@ -12,16 +12,32 @@ See :func:`run`, :func:`sweep`, :func:`validate`, :func:`load`, :func:`catalog`,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ccsim._core import ScenarioError, SimulationError
 from ccsim.api import RunResult, ScenarioWarning, catalog, load, run, to_toml, validate
-from ccsim.sweeps import SweepResult, sweep
 
-try:
-    from importlib.metadata import PackageNotFoundError, version
+if TYPE_CHECKING:
+    from ccsim.sweeps import SweepResult, sweep
 
-    __version__ = version("ccsim")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+    __version__: str
+
+
+def __getattr__(name: str) -> Any:
+    # Sweeps and the version are looked up on first use: `ccsim run` needs neither.
+    if name in ("sweep", "SweepResult"):
+        from ccsim import sweeps
+
+        return getattr(sweeps, name)
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("ccsim")
+        except PackageNotFoundError:  # a source tree that was never installed
+            return "0+unknown"
+    raise AttributeError(f"module 'ccsim' has no attribute {name!r}")
+
 
 __all__ = [
     "RunResult",

@@ -57,9 +57,10 @@ def run(
     """
 
 def validate(
-    scenario: str, base_dir: str, seed: int | None, overrides: list[str]
+    scenario: str, base_dir: str, seed: int | None, overrides: list[str], build: bool = True
 ) -> tuple[str, list[str]]:
-    """The fully resolved scenario as TOML, and its warnings; raises ScenarioError."""
+    """The fully resolved scenario as TOML, and its warnings (building it unless ``build`` is
+    false); raises ScenarioError."""
 
 def catalog() -> Catalog:
     """Schemes (description, paper, parameter defaults), topologies and workloads."""

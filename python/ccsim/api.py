@@ -15,7 +15,6 @@ import re
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
@@ -42,7 +41,6 @@ PROGRESS_EVERY_EVENTS = 1 << 18
 _FLOW_TIMES = ("start", "finish", "fct", "ideal_fct")
 
 
-@dataclass
 class RunResult:
     """Results of one run: five tables, the summary and the resolved scenario.
 
@@ -66,26 +64,44 @@ class RunResult:
     out_dir : Path or None
         The run directory, if one was written.
 
+    The tables become DataFrames when first read, so a run that only needs its summary never
+    imports pandas.
+
     Examples
     --------
     >>> r = ccsim.run("scenarios/incast-16to1.toml")  # doctest: +SKIP
     >>> r.flows.groupby("size_bytes").fct_us.mean()  # doctest: +SKIP
     """
 
-    flows: pd.DataFrame
-    pfc_events: pd.DataFrame
-    pfc_ports: pd.DataFrame
-    queues: pd.DataFrame
-    flow_queues: pd.DataFrame
-    rates: pd.DataFrame
-    summary: dict[str, Any]
-    config: str
-    out_dir: Path | None = None
+    def __init__(
+        self, summary: dict[str, Any], config: str, out_dir: Path | None = None, **tables: Any
+    ) -> None:
+        self.summary = summary
+        self.config = config
+        self.out_dir = out_dir
+        # name -> DataFrame, or the engine's columns until the table is first read.
+        self._tables: dict[str, Any] = tables
+
+    def _table(self, name: str) -> pd.DataFrame:
+        t = self._tables[name]
+        if not _is_frame(t):
+            t = self._tables[name] = _frame(t)
+            add_us_columns(name, t)
+        return t
+
+    flows = property(lambda self: self._table("flows"))
+    pfc_events = property(lambda self: self._table("pfc_events"))
+    pfc_ports = property(lambda self: self._table("pfc_ports"))
+    queues = property(lambda self: self._table("queues"))
+    flow_queues = property(lambda self: self._table("flow_queues"))
+    rates = property(lambda self: self._table("rates"))
 
     def __repr__(self) -> str:
         name = self.summary.get("name", "?")
         where = f", out_dir={str(self.out_dir)!r}" if self.out_dir is not None else ""
-        return f"<RunResult {name!r}: {len(self.flows)} flows{where}>"
+        return (
+            f"<RunResult {name!r}: {self.summary.get('flows', {}).get('total', '?')} flows{where}>"
+        )
 
 
 def run(
@@ -141,14 +157,16 @@ def run(
 
         progress = bar = ProgressLine()
     try:
-        tables, summary, config = run_text(
+        raw = _run_raw(
             text, base_dir, seed=seed, overrides=overrides, out=out, progress=progress or None
         )
     finally:
         if bar is not None:
             bar.close()
+    summary = json.loads(raw["summary"])
     _warn(summary.get("warnings", []))
-    return _result(tables, summary, config, None if out is None else Path(out))
+    out_dir = None if out is None else Path(out)
+    return RunResult(summary, raw["config"], out_dir, **{t: raw["tables"][t] for t in TABLES})
 
 
 def run_text(
@@ -161,8 +179,22 @@ def run_text(
     progress: ProgressFn | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any], str]:
     """Run scenario TOML text; return the engine's tables (no added ``_us`` columns), its summary
-    and the resolved scenario. :func:`run` and the sweep workers both go through here."""
-    raw = _core.run(
+    and the resolved scenario (the sweep workers' entry)."""
+    raw = _run_raw(text, base_dir, seed=seed, overrides=overrides, out=out, progress=progress)
+    tables = {name: _frame(raw["tables"][name]) for name in TABLES}
+    return tables, json.loads(raw["summary"]), raw["config"]
+
+
+def _run_raw(
+    text: str,
+    base_dir: str,
+    *,
+    seed: int | None,
+    overrides: Overrides,
+    out: str | os.PathLike[str] | None,
+    progress: ProgressFn | None,
+) -> dict[str, Any]:
+    return _core.run(
         text,
         base_dir,
         seed,
@@ -171,17 +203,20 @@ def run_text(
         progress,
         PROGRESS_EVERY_EVENTS,
     )
-    tables = {name: _frame(raw["tables"][name]) for name in TABLES}
-    return tables, json.loads(raw["summary"]), raw["config"]
 
 
-def validate(scenario: Scenario, *, seed: int | None = None, overrides: Overrides = None) -> str:
+def validate(
+    scenario: Scenario, *, seed: int | None = None, overrides: Overrides = None, build: bool = True
+) -> str:
     """Check a scenario without running it; return it fully resolved, as TOML text.
 
     Parameters
     ----------
     scenario, seed, overrides
         As for :func:`run`.
+    build : bool, default True
+        Also build the fabric and the flows, which finds every error a run would; False checks
+        and resolves the settings only (fast on a large fabric).
 
     Raises
     ------
@@ -194,7 +229,7 @@ def validate(scenario: Scenario, *, seed: int | None = None, overrides: Override
     ScenarioError: cc.scheme: unknown scheme `x`; use one of: none, dcqcn, dcqcn_paper
     """
     text, base_dir = _scenario_text(scenario)
-    resolved, notes = _core.validate(text, base_dir, seed, _override_list(overrides))
+    resolved, notes = _core.validate(text, base_dir, seed, _override_list(overrides), build)
     _warn(notes)
     return resolved
 
@@ -271,7 +306,9 @@ def _load(d: Path) -> RunResult | SweepResult:
     missing = [f"{t}_ps" for t in _FLOW_TIMES if f"{t}_ps" not in tables["flows"]]
     if len(tables["flows"]) and missing:
         raise ValueError(f"flows.csv lacks the columns {', '.join(missing)}")
-    return _result(tables, summary, config, d)
+    for name, df in tables.items():
+        add_us_columns(name, df)
+    return RunResult(summary, config, d, **tables)
 
 
 def size_bin_labels(family: str) -> list[str]:
@@ -418,12 +455,8 @@ def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(dict(columns))
 
 
-def _result(
-    tables: dict[str, pd.DataFrame], summary: dict[str, Any], config: str, out_dir: Path | None
-) -> RunResult:
-    for name, df in tables.items():
-        add_us_columns(name, df)
-    return RunResult(summary=summary, config=config, out_dir=out_dir, **tables)
+def _is_frame(t: Any) -> bool:
+    return hasattr(t, "columns") and hasattr(t, "iloc")
 
 
 def add_us_columns(table: str, df: pd.DataFrame) -> None:

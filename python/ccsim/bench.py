@@ -47,6 +47,7 @@ def measure(name: str, min_total_s: float = 1.0, max_runs: int = 5) -> dict[str,
         "name": name,
         "runs": len(runs),
         "sim_time_ps": summary["sim_time_ps"],
+        "build_s": perf["build_s"],
         "wall_s": perf["wall_s"],
         "wall_s_per_sim_ms": perf["wall_s_per_sim_ms"],
         "peak_mb": _peak_rss_mb(),
@@ -79,16 +80,17 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
 
     Examples
     --------
-    >>> print(format_table([{"name": "incast", "sim_time_ps": 10**10, "runs": 3, "wall_s": 1.5,
-    ...     "wall_s_per_sim_ms": 0.15, "peak_mb": 42.0, "events": 3 * 10**7, "events_per_s": 2 * 10**7,
-    ...     "traversals_per_s": 2.5 * 10**7}]))
-    name    sim time  runs  wall s  s/sim ms  peak MB  events  events/s  traversals/s
-    incast  10.0 ms      3    1.50     0.150     42.0  30.0 M    20.0 M        25.0 M
+    >>> print(format_table([{"name": "incast", "sim_time_ps": 10**10, "runs": 3, "build_s": 0.001,
+    ...     "wall_s": 1.5, "wall_s_per_sim_ms": 0.15, "peak_mb": 42.0, "events": 3 * 10**7,
+    ...     "events_per_s": 2 * 10**7, "traversals_per_s": 2.5 * 10**7}]))
+    name    sim time  runs  build s  wall s  s/sim ms  peak MB  events  events/s  traversals/s
+    incast  10.0 ms      3    0.001    1.50     0.150     42.0  30.0 M    20.0 M        25.0 M
     """
     header = [
         "name",
         "sim time",
         "runs",
+        "build s",
         "wall s",
         "s/sim ms",
         "peak MB",
@@ -101,6 +103,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
             str(r.get("name", "?")),
             _or_dash(r.get("sim_time_ps"), format_time_ps),
             str(r.get("runs", 1)),
+            _or_dash(r.get("build_s"), lambda x: f"{x:.3f}"),
             _or_dash(r.get("wall_s"), lambda x: f"{x:.2f}"),
             _or_dash(r.get("wall_s_per_sim_ms"), lambda x: f"{x:.3f}"),
             _or_dash(r.get("peak_mb"), lambda x: f"{x:.1f}"),

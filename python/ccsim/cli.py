@@ -112,20 +112,26 @@ def _scenario_path(arg: str) -> Path:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     path = _scenario_path(args.scenario)
-    # Validate first, so a bad scenario fails before any directory is created.
-    resolved = api.validate(path, seed=args.seed, overrides=args.set)
+    # Check the settings first (the fabric is built once, by the run), so a bad scenario fails
+    # before any directory is created.
+    resolved = api.validate(path, seed=args.seed, overrides=args.set, build=False)
     if args.out is not None:
         out = Path(args.out)
     else:
         out = Path("results") / _dir_name(api.scenario_name(resolved) or path.stem)
     if not args.force:
         _refuse_other_run(out, resolved)
+    created = not out.exists()
     _check_writable(out)
     summary = out / "summary.json"
     summary.unlink(missing_ok=True)  # so an interrupted run cannot pass off an old one
     bar = ProgressLine(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
         result = api.run(path, seed=args.seed, overrides=args.set, out=out, progress=bar)
+    except ScenarioError:
+        if created and not any(out.iterdir()):
+            out.rmdir()  # building found the error: leave no empty directory behind
+        raise
     except KeyboardInterrupt:
         if not summary.is_file():
             raise

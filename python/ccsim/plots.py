@@ -12,14 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ccsim import api
+from ccsim import api, sweeps
 from ccsim._core import ScenarioError
-from ccsim.sweeps import CASE, SweepResult, short_names
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from ccsim.sweeps import SweepResult
 
 LAYERS = api.LAYERS  # the engine's, host first
 LAYER_COLORS = {"host": "#4c72b0", "tor": "#55a868", "agg": "#dd8452", "core": "#c44e52"}
@@ -298,7 +299,7 @@ def plot_vs_param(res: SweepResult) -> Figure:
     ]
     if not numeric:
         raise NoData("plot vs_param: no numeric parameter swept over several values (e.g. load)")
-    x, short = numeric[0], short_names(res.params)
+    x, short = numeric[0], sweeps.short_names(res.params)
     others = [p for p in res.params if p not in (x, "seed") and runs[p].nunique() > 1]
     # Per panel: its label and lines (column, label suffix, line style, marker).
     percentiles = (("99", "-", "o"), ("50", "--", "s"))
@@ -431,10 +432,10 @@ def kind_of(name: str) -> str:
 
 def _cases(res: SweepResult) -> list[tuple[str | None, SweepResult]]:
     """The results per case (in run order), or all of them as one when there are no cases."""
-    if CASE not in res.params:
+    if sweeps.CASE not in res.params:
         return [(None, res)]
-    cases = _ok_runs(res)[CASE].drop_duplicates().tolist()
-    return [(c, res.where({CASE: c})) for c in cases]
+    cases = _ok_runs(res)[sweeps.CASE].drop_duplicates().tolist()
+    return [(c, res.where({sweeps.CASE: c})) for c in cases]
 
 
 def save(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
@@ -467,7 +468,7 @@ def series_labels(res: SweepResult) -> dict[str, str]:
     """
     runs = res.runs
     keys = [p for p in res.params if p != "seed" and runs[p].nunique(dropna=False) > 1]
-    short = short_names(res.params)
+    short = sweeps.short_names(res.params)
     out = {}
     for _, r in runs.iterrows():
         parts = [f"{short[k]}={r[k]}" for k in keys]

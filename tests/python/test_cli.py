@@ -12,7 +12,9 @@ import json
 import math
 import signal
 import subprocess
+import sys
 import time
+import warnings
 from pathlib import Path
 
 import ccsim
@@ -382,3 +384,45 @@ def test_progress_line_redraws_in_place_and_ends_with_newline() -> None:
     out = buf.getvalue()
     assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
     assert "200 us" not in out and "300 us" in out
+
+
+def test_run_builds_once_and_leaves_no_directory_when_building_fails(tmp_path: Path) -> None:
+    # A probe of a port that does not exist is found only by building the fabric: the run's one
+    # build reports it, and the output directory the run would have made is not left behind.
+    bad = dict(SCENARIO, output={"queues": {"interval": "1us", "ports": ["sw0->nowhere"]}})
+    path = tmp_path / "bad.toml"
+    path.write_text(ccsim.to_toml(bad), encoding="utf-8")
+    ccsim.validate(path, build=False)  # the settings alone are fine
+    with pytest.raises(ccsim.ScenarioError, match="output.queues.ports"):
+        ccsim.validate(path)
+    out = tmp_path / "out"
+    proc = ccsim_cli("run", str(path), "--out", str(out))
+    assert_one_line_error(proc, 2, "output.queues.ports[0]", "nowhere")
+    assert not out.exists()
+
+
+def test_a_small_run_imports_neither_pandas_nor_sweeps(tmp_path: Path, scenario_file: Path) -> None:
+    code = (
+        "import sys; from ccsim import cli; "
+        f"assert cli.main(['run', {str(scenario_file)!r}, '--out', {str(tmp_path / 'o')!r}, '-q']) == 0; "
+        "heavy = [m for m in ('pandas', 'pyarrow', 'matplotlib', 'ccsim.sweeps.driver') "
+        "if m in sys.modules]; assert not heavy, heavy"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_probes_that_would_record_many_rows_warn_once() -> None:
+    # Every switch port of a 3-host star every 10 ns over 50 ms: 1.5e7 rows, past 1e7.
+    many = dict(
+        SCENARIO, duration="50ms", output={"queues": {"interval": "10ns", "ports": ["all"]}}
+    )
+    with pytest.warns(
+        ccsim.ScenarioWarning, match=r"output.queues.interval: would record about 1.5e7 rows"
+    ):
+        ccsim.validate(many)
+    # The window counts: the same probe over its last 1 ms records 3e5 rows, no warning.
+    few = dict(many, output={"queues": {"interval": "10ns", "ports": ["all"], "start": "49ms"}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ccsim.validate(few)

@@ -76,7 +76,9 @@ fn run<'py>(
     if let Some(d) = &out_dir {
         check_out_dir(Path::new(d))?;
     }
+    let t_build = std::time::Instant::now();
     let mut sim = sc.build().map_err(scen_err)?;
+    let build_s = t_build.elapsed().as_secs_f64();
     let stop = if sim.stop_ps == u64::MAX {
         0
     } else {
@@ -86,7 +88,7 @@ fn run<'py>(
     let t0 = std::time::Instant::now();
     let write = |res: &ccsim::metrics::Results, wall_s: f64| -> PyResult<()> {
         match &out_dir {
-            Some(d) => res.write_dir(Path::new(d), wall_s).map_err(|e| {
+            Some(d) => res.write_dir(Path::new(d), build_s, wall_s).map_err(|e| {
                 ScenarioError::new_err(format!("--out: cannot write results to `{d}`: {e}"))
             }),
             None => Ok(()),
@@ -128,7 +130,7 @@ fn run<'py>(
     let out = PyDict::new(py);
     out.set_item(
         "summary",
-        serde_json::to_string(&res.summary_with_perf(wall_s)).unwrap(),
+        serde_json::to_string(&res.summary_with_perf(build_s, wall_s)).unwrap(),
     )?;
     out.set_item("config", &res.config_toml)?;
     let tables = PyDict::new(py);
@@ -148,18 +150,23 @@ fn run<'py>(
     Ok(out)
 }
 
-/// Validate and build a scenario without running it; returns (resolved TOML, warnings).
+/// Validate a scenario without running it, and build it unless `build` is false (which checks
+/// and resolves the settings only); returns (resolved TOML, warnings).
 #[pyfunction]
-#[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new()))]
+#[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new(), build=true))]
 fn validate(
     scenario: &str,
     base_dir: &str,
     seed: Option<u64>,
     overrides: Vec<String>,
+    build: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let sc = load(scenario, base_dir, seed, &overrides)?;
-    sc.build().map_err(scen_err)?;
-    Ok((sc.resolved_toml(), sc.warnings))
+    if !build {
+        return Ok((sc.resolved_toml(), sc.warnings.clone()));
+    }
+    let sim = sc.build().map_err(scen_err)?;
+    Ok((sc.resolved_toml(), sc.all_warnings(&sim)))
 }
 
 /// Schemes (with paper and parameter defaults), topologies and workloads.

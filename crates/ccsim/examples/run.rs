@@ -13,19 +13,25 @@ fn main() {
         .parent()
         .unwrap_or(std::path::Path::new("."));
     let t0 = std::time::Instant::now();
-    match ccsim::run_scenario(&text, base, None, &[]) {
-        Ok(r) => {
-            let wall = t0.elapsed().as_secs_f64();
-            let s = r.summary_with_perf(wall);
-            println!("{}", serde_json::to_string_pretty(&s).unwrap());
-            if let Some(out) = args.get(2) {
-                r.write_dir(std::path::Path::new(out), wall)
-                    .expect("write results");
-            }
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
+    let built = ccsim::Scenario::load(&text, base, None, &[]).and_then(|sc| Ok((sc.build()?, sc)));
+    let (mut sim, sc) = built.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2)
+    });
+    let build_s = t0.elapsed().as_secs_f64();
+    let t1 = std::time::Instant::now();
+    if let Err(e) = sim.run() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
+    let wall = t1.elapsed().as_secs_f64();
+    let r = sc.results(&mut sim);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&r.summary_with_perf(build_s, wall)).unwrap()
+    );
+    if let Some(out) = args.get(2) {
+        r.write_dir(std::path::Path::new(out), build_s, wall)
+            .expect("write results");
     }
 }

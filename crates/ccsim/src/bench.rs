@@ -1,7 +1,9 @@
 //! Built-in benchmark scenarios (`ccsim bench`): a 10-to-1 incast at 100G for 10 ms and the
 //! 320-host fat-tree with WebSearch at 50% load for 5 ms of arrivals. Plain names run DCQCN;
 //! `<name>-<scheme>` runs the same scenario with another scheme; `incast-lossy` runs the incast
-//! with PFC off, 128-packet drop-tail queues and IRN recovery.
+//! with PFC off, 128-packet drop-tail queues and IRN recovery. `fattree-k<K>` is the k-ary
+//! fat-tree (K^3/4 hosts, 100G everywhere) with WebSearch at 30% load and DCQCN for 0.5 ms:
+//! the same load per host at every size, so the cost per link traversal shows how it scales.
 
 /// Benchmark names, in `ccsim bench` order.
 pub const NAMES: &[&str] = &[
@@ -13,6 +15,9 @@ pub const NAMES: &[&str] = &[
     "incast-lossy",
     "fattree",
     "fattree-hpcc",
+    "fattree-k8",
+    "fattree-k16",
+    "fattree-k32",
 ];
 
 const INCAST: &str = r#"
@@ -36,6 +41,18 @@ load = 0.5
 stop = "5ms"
 "#;
 
+const FATTREE_K: &str = r#"
+name = "bench-fattree-kK"
+duration = "0.5ms"
+topology = { kind = "fat_tree", k = K, host_link = { rate = "100Gbps", delay = "1us" }, fabric_link = { rate = "100Gbps", delay = "1us" } }
+cc = { scheme = "dcqcn" }
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.3
+stop = "0.5ms"
+"#;
+
 /// What `-lossy` adds before the workload.
 const LOSSY: &str = r#"
 fabric = { pfc = { enabled = false }, loss = { mode = "drop_tail", queue_packets = 128 } }
@@ -46,6 +63,9 @@ host = { recovery = { mode = "irn" } }
 pub fn scenario(name: &str) -> Option<String> {
     if !NAMES.contains(&name) {
         return None;
+    }
+    if let Some(k) = name.strip_prefix("fattree-k") {
+        return Some(FATTREE_K.replace('K', k));
     }
     let (base, variant) = name.split_once('-').unwrap_or((name, "dcqcn"));
     let text = match base {

@@ -15,6 +15,9 @@ use crate::sim::{Event, EventQueue, Rng, TimerOwner};
 use crate::topo::{Routes, Topology};
 use crate::transport::Flow;
 
+/// How many events ahead the run loop prefetches (`Simulation::prefetch`).
+const PREFETCH_AHEAD: usize = 8;
+
 /// Resolved numeric settings the handlers use on the hot path.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -135,6 +138,8 @@ pub struct Simulation {
     pub events: u64,
     pub link_traversals: u64,
     pub fatal: Option<SimError>,
+    /// What building noticed that the user may not expect (shown with the scenario's own).
+    pub warnings: Vec<String>,
     pub deadlock: crate::net::pfc::DeadlockDetector,
     pub watchdog: Watchdog,
 }
@@ -169,6 +174,12 @@ impl Simulation {
             }
             self.now_ps = t;
             self.events += 1;
+            if let Some(next) = self.q.ahead(PREFETCH_AHEAD) {
+                self.prefetch(next);
+            }
+            if let Some(Event::Arrive { port, pkt }) = self.q.ahead(PREFETCH_AHEAD / 2) {
+                self.prefetch_egress(port, pkt);
+            }
             self.dispatch(ev);
             if self.fatal.is_some() {
                 return Err(self.fatal.take().expect("checked"));
@@ -181,6 +192,38 @@ impl Simulation {
     pub fn run(&mut self) -> Result<(), SimError> {
         while !self.run_events(1 << 20)? {}
         Ok(())
+    }
+
+    /// Start loading what a coming event touches first: at 1000+ hosts the ports and packets
+    /// no longer fit in cache, and each miss would otherwise stall the loop in turn.
+    #[inline(always)]
+    fn prefetch(&self, ev: Event) {
+        let port = match ev {
+            Event::Arrive { port, pkt } => {
+                self.pkts.prefetch(pkt);
+                port
+            }
+            Event::TxDone { port } => port,
+            _ => return,
+        };
+        let p = self.ports.as_ptr().wrapping_add(port as usize);
+        crate::sim::prefetch(p);
+        crate::sim::prefetch(p.cast::<u8>().wrapping_add(64));
+    }
+
+    /// For a packet about to reach a switch (its state prefetched by now): start loading the
+    /// egress port it will be queued at.
+    #[inline(always)]
+    fn prefetch_egress(&self, port: u32, pkt: u32) {
+        let si = self.switch_index[self.ports[port as usize].node as usize];
+        let p = &self.pkts[pkt];
+        if si == u32::MAX || matches!(p.kind, PktKind::Pause | PktKind::Resume) {
+            return;
+        }
+        let out = &self.ports[self.ecmp_next_hop(si, p.dst_host, p.flow) as usize];
+        crate::sim::prefetch(out);
+        crate::sim::prefetch(&out.queue_bytes);
+        crate::sim::prefetch(&out.queues[p.prio as usize % crate::net::NUM_PRIO]);
     }
 
     #[inline(always)]

@@ -489,16 +489,37 @@ fn a_missing_cc_section_draws_a_warning_naming_it() {
 
 #[test]
 fn a_route_table_that_would_not_fit_in_memory_is_refused() {
-    // k = 100: 250,000 hosts and 12,500 switches (under the node cap), 3.1e9 route entries.
-    let toml = "[topology]\nkind = \"fat_tree\"\nk = 100\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"10KB\"\n";
+    // k = 150: 843,750 hosts and 28,125 switches (under the node cap); one route entry per
+    // (switch, ToR) is 3.2e8 entries.
+    let toml = "memory_limit = \"1000GB\"\n[topology]\nkind = \"fat_tree\"\nk = 150\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"10KB\"\n";
     assert_mentions(
         &error_of(toml, &[]),
         &[
             "topology",
-            "12500 switches x 250000 hosts",
-            "25.0 GB route table",
+            "28125 switches x 11250 switches with hosts",
+            "2.5 GB route table",
         ],
     );
+}
+
+#[test]
+fn a_fabric_beyond_the_memory_limit_is_refused_before_it_is_built() {
+    // k = 64: 65,536 hosts; its ports alone take more than 100 MB.
+    let toml = "memory_limit = \"100MB\"\n[topology]\nkind = \"fat_tree\"\nk = 64\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"10KB\"\n";
+    assert_mentions(
+        &error_of(toml, &[]),
+        &["memory_limit", "needs at least", "GB of fabric", "0.1 GB"],
+    );
+    // The same with few flows and a generous limit builds.
+    assert!(ccsim::Scenario::load(
+        &toml.replace("100MB", "1000GB"),
+        std::path::Path::new("."),
+        None,
+        &[]
+    )
+    .unwrap()
+    .build()
+    .is_ok());
 }
 
 #[test]

@@ -586,3 +586,44 @@ start = "103us"
     // Unset: from 98 us (100 us down to the 7 us grid), so the first row is at 105 us.
     assert_eq!(common::column(&default, "queues", "time_ps")[0], 105e6);
 }
+
+/// The fabric's base RTT (HPCC's window and T) is the longest over every host pair and every
+/// equal-cost path between them: a slow spine counts even when no flow hashes onto it.
+#[test]
+fn fabric_base_rtt_is_the_longest_equal_cost_path() {
+    let base_rtt_ps = |slow_us: u64| {
+        let dir = std::env::temp_dir().join(format!("ccsim-rtt-{slow_us}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = |a: &str, b: &str, us: u64| {
+            format!("  {{ a = \"{a}\", b = \"{b}\", rate = \"100Gbps\", delay = \"{us}us\" }},\n")
+        };
+        let topo = format!(
+            "node = [\n{}]\nlink = [\n{}{}{}{}{}{}]\n",
+            [
+                ("a", "host"),
+                ("b", "host"),
+                ("l0", "tor"),
+                ("l1", "tor"),
+                ("s0", "agg"),
+                ("s1", "agg")
+            ]
+            .map(|(n, l)| format!("  {{ name = \"{n}\", layer = \"{l}\" }},\n"))
+            .concat(),
+            link("a", "l0", 1),
+            link("b", "l1", 1),
+            link("l0", "s0", 1),
+            link("s0", "l1", 1),
+            link("l0", "s1", slow_us),
+            link("s1", "l1", slow_us),
+        );
+        std::fs::write(dir.join("t.toml"), topo).unwrap();
+        let text = "topology = { kind = \"file\", path = \"t.toml\" }\ncc = { scheme = \"hpcc\" }\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"10KB\"\n";
+        let sim = ccsim::Scenario::load(text, &dir, None, &[])
+            .unwrap()
+            .build()
+            .unwrap();
+        sim.flows[0].base_rtt_ps
+    };
+    // Two links of the slow spine, each crossed both ways: 2 x 2 x (9 - 1) us more.
+    assert_eq!(base_rtt_ps(9) - base_rtt_ps(1), 2 * 2 * 8_000_000);
+}

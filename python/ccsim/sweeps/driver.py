@@ -16,7 +16,7 @@ from ccsim.sweeps.job import Job
 from ccsim.sweeps.local import _run_local
 from ccsim.sweeps.ray import _run_ray
 from ccsim.sweeps.result import load_runs
-from ccsim.sweeps.spec import RunSpec, Sweep, _column_value, _param_columns
+from ccsim.sweeps.spec import BACKENDS, RunSpec, Sweep, _column_value, _param_columns
 from ccsim.sweeps.store import (
     RUNS_DIR,
     STATUS_FAILED,
@@ -32,8 +32,6 @@ from ccsim.sweeps.store import (
 
 if TYPE_CHECKING:
     import pandas as pd
-
-BACKENDS = ("local", "ray")
 
 
 def sweep(

@@ -28,6 +28,8 @@ CASE = "case"
 BASE = "base"
 #: Most runs a sweep expands to unless told otherwise (``max_runs``, ``--max-runs``).
 MAX_RUNS = 10_000
+#: Where a sweep's runs can go (``backend``, ``--backend``).
+BACKENDS = ("local", "ray")
 
 
 @dataclass(frozen=True)

@@ -132,14 +132,16 @@ pub struct Results {
 }
 
 impl Results {
-    /// The summary with the wall-clock `perf` block added.
-    pub fn summary_with_perf(&self, wall_s: f64) -> Value {
+    /// The summary with the wall-clock `perf` block added: `build_s` to build the simulation,
+    /// `wall_s` to run it (the rates are per second of `wall_s`).
+    pub fn summary_with_perf(&self, build_s: f64, wall_s: f64) -> Value {
         let mut s = self.summary.clone();
         let ev = s["events"].as_u64().unwrap_or(0) as f64;
         let tr = s["link_traversals"].as_u64().unwrap_or(0) as f64;
         let sim_ms = s["sim_time_ps"].as_u64().unwrap_or(0) as f64 / 1e9;
         let w = wall_s.max(1e-9);
         s["perf"] = json!({
+            "build_s": build_s,
             "wall_s": wall_s,
             "events_per_s": ev / w,
             "traversals_per_s": tr / w,
@@ -149,14 +151,19 @@ impl Results {
     }
 
     /// Write the run directory: one CSV per table, summary.json, config.toml.
-    pub fn write_dir(&self, dir: &std::path::Path, wall_s: f64) -> std::io::Result<()> {
+    pub fn write_dir(
+        &self,
+        dir: &std::path::Path,
+        build_s: f64,
+        wall_s: f64,
+    ) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         for t in &self.tables {
             std::fs::write(dir.join(format!("{}.csv", t.name)), t.to_csv())?;
         }
         let mut f = std::fs::File::create(dir.join("summary.json"))?;
         f.write_all(
-            serde_json::to_string_pretty(&self.summary_with_perf(wall_s))
+            serde_json::to_string_pretty(&self.summary_with_perf(build_s, wall_s))
                 .unwrap()
                 .as_bytes(),
         )?;

@@ -141,6 +141,11 @@ impl Arena {
     pub fn free(&mut self, i: u32) {
         self.free.push(i);
     }
+    /// Prefetch packet `i`'s cache line (see `sim::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, i: u32) {
+        crate::sim::prefetch(self.pkts.as_ptr().wrapping_add(i as usize));
+    }
     /// High-water mark of simultaneously live packets.
     pub fn capacity_used(&self) -> usize {
         self.pkts.len()
@@ -190,55 +195,62 @@ pub struct IntStack {
 
 /// One end of a full-duplex link: egress queues and transmitter, plus (on switches) the
 /// ingress accounting of the shared buffer for packets that arrived through it.
+///
+/// Laid out in order (`repr(C)`) so that what every packet touches comes first: the
+/// transmitter in the first cache line, the queued bytes in the second, the ingress
+/// accounting in the next two; counters and rarely used state come last.
+#[repr(C)]
 pub struct Port {
-    pub node: u32,
-    /// The port at the other end of the link.
-    pub peer: u32,
-    pub rate_bps: u64,
+    /// The transmitter is busy until this time.
+    pub busy_until_ps: u64,
+    /// Time of the one TxDone event that is live for this port (u64::MAX: none); any other
+    /// TxDone for the port is stale and ignored.
+    pub txdone_at_ps: u64,
     /// Serialization time per byte when it is a whole number of ps (0: use exact division).
     pub ps_per_byte: u64,
     pub delay_ps: u64,
+    pub tx_bytes: u64,
+    pub tx_pkts: u64,
+    pub node: u32,
+    /// The port at the other end of the link.
+    pub peer: u32,
+    pub queued_pkts: u32,
     pub is_host: bool,
+    /// Bit p set: the peer paused our priority p.
+    pub paused_mask: u8,
+    pub rr_last: u8,
+    /// Bit p set: we have sent PAUSE for priority p to the peer.
+    pub pfc_sent_mask: u8,
+    pub queue_bytes: [u64; NUM_PRIO],
+    // Ingress side (switch ports): bytes of packets that entered through this port, outside
+    // headroom (the first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
+    pub ing_shared_bytes: [u64; NUM_PRIO],
+    pub ing_hdrm_bytes: [u64; NUM_PRIO],
     /// Egress queues by priority (switch ports; host ports queue only control packets here).
     pub queues: [VecDeque<u32>; NUM_PRIO],
-    pub queue_bytes: [u64; NUM_PRIO],
-    pub queued_pkts: u32,
     /// PFC frames to send: ahead of everything, never paused.
     pub pfc_out: VecDeque<u32>,
     /// The scheme's rate-limited control queue (`Settings::ctrl_queue`), and the earliest time
     /// it may send next.
     pub limited: VecDeque<u32>,
     pub limited_next_ps: u64,
-    /// Bit p set: the peer paused our priority p.
-    pub paused_mask: u8,
-    pub paused_since_ps: [u64; NUM_PRIO],
-    /// The transmitter is busy until this time.
-    pub busy_until_ps: u64,
-    /// Time of the one TxDone event that is live for this port (u64::MAX: none); any other
-    /// TxDone for the port is stale and ignored.
-    pub txdone_at_ps: u64,
-    pub rr_last: u8,
+    pub rate_bps: u64,
     /// RED thresholds for this port (scaled by rate); kmax == 0 means marking off.
     pub kmin_bytes: u64,
     pub kmax_bytes: u64,
-    // Ingress side (switch ports): bytes of packets that entered through this port, outside
-    // headroom (the first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
-    pub ing_shared_bytes: [u64; NUM_PRIO],
-    pub ing_hdrm_bytes: [u64; NUM_PRIO],
+    pub max_queue_bytes: u64,
     pub hdrm_reserve_bytes: u64,
     /// Dynamic PFC threshold factor of this ingress port (`fabric.pfc.alpha[_per_rate]`).
     pub pfc_alpha: f64,
-    /// Bit p set: we have sent PAUSE for priority p to the peer.
-    pub pfc_sent_mask: u8,
+    /// Data packets this (switch egress) port marked CE: RED or the scheme's switch part.
+    pub ecn_marked: u64,
+    pub paused_since_ps: [u64; NUM_PRIO],
     // Counters.
-    pub tx_bytes: u64,
-    pub tx_pkts: u64,
     pub pause_sent: u64,
     pub resume_sent: u64,
     pub pause_rx: u64,
     pub resume_rx: u64,
     pub paused_time_ps: u64,
-    pub max_queue_bytes: u64,
     /// Lossy fabric: packets dropped at this egress port (and their bytes), and data packets
     /// trimmed to a header here.
     pub drops: u64,
@@ -246,8 +258,6 @@ pub struct Port {
     pub trims: u64,
     /// Control packets dropped at a full rate-limited control queue.
     pub ctrl_drops: u64,
-    /// Data packets this (switch egress) port marked CE: RED or the scheme's switch part.
-    pub ecn_marked: u64,
     /// Control packets (CNPs, QCN feedback, grants ...) this port's node generated to send out
     /// of it (those a full rate-limited control queue then dropped are also in `ctrl_drops`).
     pub ctrl_sent: u64,

@@ -20,10 +20,11 @@ impl Simulation {
         let hops = self.routes.next_hops(si, dst);
         match hops.len() {
             1 => hops[0],
-            _ => {
+            _ if self.s.ecmp_symmetric => {
                 let f = &self.flows[flow as usize];
                 self.ecmp_hash(si, hops, flow, (f.src, f.dst))
             }
+            _ => self.ecmp_hash(si, hops, flow, (0, 0)),
         }
     }
 
@@ -36,6 +37,7 @@ impl Simulation {
         }
     }
 
+    /// `(src, dst)`: the flow's end hosts, read only with symmetric ECMP.
     fn ecmp_hash(&self, si: u32, hops: &[u32], flow: u32, (src, dst): (u32, u32)) -> u32 {
         let key = if self.s.ecmp_symmetric {
             // Every switch of a layer picks the same position among its up-links, so the

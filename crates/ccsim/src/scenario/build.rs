@@ -29,6 +29,8 @@ impl Scenario {
     pub fn build(&self) -> Result<Simulation, ScenarioError> {
         let c = &self.cfg;
         let topo = Topology::build(&c.topology, &self.base_dir)?;
+        let fabric_bytes = fabric_bytes(&topo);
+        self.check_memory(fabric_bytes, 0)?;
         let mut fab = Self::fabric(&topo);
         let routes = Routes::compute(&topo, &fab.node_ports, &fab.switch_index)?;
         let info = crate::cc::scheme(&c.cc.scheme).expect("scheme checked at load");
@@ -52,6 +54,7 @@ impl Scenario {
             .collect();
         self.check_min_rate(&host_rate)?;
         let specs = self.flow_specs(&host_rate)?;
+        self.check_memory(fabric_bytes, specs.len())?;
         let stop_ps = c.duration.map_or(u64::MAX, |d| d.0);
 
         let deadlock = crate::net::pfc::DeadlockDetector {
@@ -104,6 +107,7 @@ impl Scenario {
             events: 0,
             link_traversals: 0,
             fatal: None,
+            warnings: Vec::new(),
             deadlock,
             watchdog: Default::default(),
         };
@@ -558,19 +562,27 @@ impl Scenario {
         Ok(())
     }
 
-    /// Refuse probes that would record more than `MAX_SAMPLES` rows over the run's duration.
+    /// Refuse probes that would record more than `MAX_SAMPLES` rows in their window (up to the
+    /// run's duration, when it has one) and warn once past `WARN_SAMPLES`.
     fn check_samples(
         &self,
+        sim: &mut Simulation,
         field: &str,
-        interval_ps: u64,
-        per_sample: usize,
+        (interval_ps, per_sample): (u64, usize),
+        (start_ps, stop_ps): (u64, u64),
     ) -> Result<(), ScenarioError> {
         const MAX_SAMPLES: f64 = 1e8;
-        if let Some(d) = self.cfg.duration {
-            let rows = d.0 as f64 / interval_ps as f64 * per_sample as f64;
-            if rows > MAX_SAMPLES {
-                return Err(ScenarioError::new(field, format!("would record about {rows:.2e} samples over the run (at most {MAX_SAMPLES:.0e}, about 32 B each); sample less often or probe fewer ports")));
-            }
+        const WARN_SAMPLES: f64 = 1e7;
+        let end_ps = stop_ps.min(self.cfg.duration.map_or(u64::MAX, |d| d.0));
+        if end_ps == u64::MAX {
+            return Ok(());
+        }
+        let rows = end_ps.saturating_sub(start_ps) as f64 / interval_ps as f64 * per_sample as f64;
+        if rows > MAX_SAMPLES {
+            return Err(ScenarioError::new(field, format!("would record about {rows:.2e} samples over the run (at most {MAX_SAMPLES:.0e}, about 32 B each); sample less often, probe fewer ports or set start and stop")));
+        }
+        if rows > WARN_SAMPLES {
+            sim.warnings.push(format!("{field}: would record about {rows:.1e} rows (about {:.0} MB); sample less often, probe fewer ports or set start and stop", rows * 32.0 / 1e6));
         }
         Ok(())
     }
@@ -608,12 +620,16 @@ impl Scenario {
                     })?;
                 ids.push(pid);
             }
-            self.check_samples("output.queues.interval", qc.interval.0, ids.len())?;
+            let window = (
+                probe_start_ps(qc.start, qc.interval.0, first_ps),
+                qc.stop.map_or(u64::MAX, |t| t.0),
+            );
+            let field = "output.queues.interval";
+            self.check_samples(sim, field, (qc.interval.0, ids.len()), window)?;
             sim.metrics.queue_ports = ids;
             sim.metrics.queue_interval_ps = qc.interval.0;
             sim.metrics.queue_by_flow = qc.by_flow;
-            sim.metrics.queue_start_ps = probe_start_ps(qc.start, qc.interval.0, first_ps);
-            sim.metrics.queue_stop_ps = qc.stop.map_or(u64::MAX, |t| t.0);
+            (sim.metrics.queue_start_ps, sim.metrics.queue_stop_ps) = window;
             sim.q.push(
                 first_sample_ps(sim.metrics.queue_start_ps, qc.interval.0),
                 crate::sim::Event::SampleQueues,
@@ -637,18 +653,27 @@ impl Scenario {
             } else {
                 rc.flows.len()
             };
-            self.check_samples("output.rates.interval", rc.interval.0, per_sample)?;
+            let window = (
+                probe_start_ps(rc.start, rc.interval.0, first_ps),
+                rc.stop.map_or(u64::MAX, |t| t.0),
+            );
+            let field = "output.rates.interval";
+            self.check_samples(sim, field, (rc.interval.0, per_sample), window)?;
             sim.metrics.rate_all_flows = rc.flows.is_empty();
             sim.metrics.rate_flows = rc.flows.clone();
             sim.metrics.rate_interval_ps = rc.interval.0;
-            sim.metrics.rate_start_ps = probe_start_ps(rc.start, rc.interval.0, first_ps);
-            sim.metrics.rate_stop_ps = rc.stop.map_or(u64::MAX, |t| t.0);
+            (sim.metrics.rate_start_ps, sim.metrics.rate_stop_ps) = window;
             sim.q.push(
                 first_sample_ps(sim.metrics.rate_start_ps, rc.interval.0),
                 crate::sim::Event::SampleRates,
             );
         }
         Ok(())
+    }
+
+    /// The scenario's warnings, then those of building `sim`.
+    pub fn all_warnings(&self, sim: &Simulation) -> Vec<String> {
+        self.warnings.iter().chain(&sim.warnings).cloned().collect()
     }
 
     /// Collect a finished simulation's results.
@@ -659,8 +684,73 @@ impl Scenario {
             &self.cfg.cc.scheme,
             self.resolved_toml(),
         );
-        r.summary["warnings"] = serde_json::json!(self.warnings);
+        r.summary["warnings"] = serde_json::json!(self.all_warnings(sim));
         r
+    }
+}
+
+/// Bytes a flow costs at least: its state, the scheme's per-flow parts and its result row.
+const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64 + 256;
+
+/// Bytes the fabric of `topo` takes at least: its ports (with their queues' first buffers),
+/// the route table (switch x switch with hosts), per-node and per-host state.
+fn fabric_bytes(topo: &Topology) -> u64 {
+    let mut has_hosts = vec![false; topo.nodes.len()];
+    for l in &topo.links {
+        for (n, m) in [(l.a, l.b), (l.b, l.a)] {
+            if topo.nodes[n as usize].layer == Layer::Host {
+                has_hosts[m as usize] = true;
+            }
+        }
+    }
+    let attach = has_hosts.iter().filter(|&&x| x).count() as u64;
+    let switches = (topo.nodes.len() - topo.hosts.len()) as u64;
+    let ports = 2 * topo.links.len() as u64;
+    ports * (std::mem::size_of::<Port>() as u64 + 64)
+        + switches * attach * 8
+        + topo.nodes.len() as u64 * 128
+        + topo.hosts.len() as u64 * 256
+}
+
+/// This machine's memory in bytes (None where it cannot be read).
+fn machine_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = text.lines().find_map(|l| l.strip_prefix("MemTotal:"))?;
+    Some(
+        kb.trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse::<u64>()
+            .ok()?
+            * 1024,
+    )
+}
+
+impl Scenario {
+    /// Refuse, before allocating them, a fabric of `fabric_bytes` with `flows` flows that would
+    /// not fit in `memory_limit` (default: this machine's memory).
+    fn check_memory(&self, fabric_bytes: u64, flows: usize) -> Result<(), ScenarioError> {
+        let (limit, whose) = match self.cfg.memory_limit {
+            Some(l) => (l.0, "memory_limit"),
+            None => match machine_memory_bytes() {
+                Some(m) => (m, "this machine's memory"),
+                None => return Ok(()),
+            },
+        };
+        let need = fabric_bytes.saturating_add(flows as u64 * FLOW_BYTES);
+        if need <= limit {
+            return Ok(());
+        }
+        let gb = |b: u64| b as f64 / 1e9;
+        Err(ScenarioError::new(
+            "memory_limit",
+            format!(
+                "the scenario needs at least {:.1} GB ({:.1} GB of fabric, {flows} flows), more than {whose} ({:.1} GB); use a smaller topology or fewer flows, or raise memory_limit",
+                gb(need),
+                gb(fabric_bytes),
+                gb(limit)
+            ),
+        ))
     }
 }
 
@@ -746,21 +836,104 @@ impl Simulation {
         }
     }
 
-    /// Over every ordered pair of hosts, on the ECMP path of flow id 0: the longest base RTT
-    /// (the HPCC simulator's `GLOBAL_T 1` window and base RTT) and the pair crossing the most
-    /// switches, as (src, dst, switches).
+    /// Over every ordered pair of hosts and every equal-cost path between them: the longest
+    /// base RTT (the HPCC simulator's `GLOBAL_T 1` window and base RTT) and the pair crossing
+    /// the most switches, as (src, dst, switches). Hosts behind one switch share every route,
+    /// so this walks (switch with hosts x switch) pairs, never host pairs.
     fn longest_paths(&self) -> Result<(u64, (u32, u32, usize)), ScenarioError> {
-        let nh = self.hosts.len() as u32;
+        let bytes = self.s.base_rtt_bytes as u64;
+        // Per port: its share of a base RTT, and the switch it leads to.
+        let port_cost: Vec<u64> = (self.ports.iter())
+            .map(|p| 2 * p.delay_ps + tx_time_ps(bytes, p.rate_bps))
+            .collect();
+        let port_next: Vec<u32> = (self.ports.iter())
+            .map(|p| self.switch_index[self.ports[p.peer as usize].node as usize])
+            .collect();
+        let cost = |pid: u32| port_cost[pid as usize];
+        let next_switch = |pid: u32| port_next[pid as usize];
+        // Hosts grouped by the switch they hang off, in host order; per group the costs of
+        // its hosts' uplinks and downlinks.
+        let nsw = self.switches.len();
+        let mut group_of = vec![u32::MAX; nsw];
+        let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
+        for h in 0..self.hosts.len() as u32 {
+            let si = self.switch_index[self.routes.attachment(h).0 as usize];
+            if group_of[si as usize] == u32::MAX {
+                group_of[si as usize] = groups.len() as u32;
+                groups.push((si, Vec::new()));
+            }
+            groups[group_of[si as usize] as usize].1.push(h);
+        }
+        let up = |h: u32| cost(self.hosts[h as usize].port);
+        let down = |h: u32| cost(self.routes.attachment(h).1);
+        let up_max: Vec<u64> = groups
+            .iter()
+            .map(|g| {
+                g.1.iter()
+                    .map(|&h| up(h))
+                    .max()
+                    .expect("a group has a host")
+            })
+            .collect();
         let (mut rtt_ps, mut deepest) = (0, (0, 0, 0));
-        for src in 0..nh {
-            if src % 64 == 0 && crate::sim::interrupt::requested() {
+        // Per switch toward the current destination group: (longest cost, switches crossed).
+        let mut memo = vec![(u64::MAX, 0usize); nsw];
+        let mut stack = Vec::new();
+        for (gi, (t, dsts)) in groups.iter().enumerate() {
+            if gi % 64 == 0 && crate::sim::interrupt::requested() {
                 return Err(ScenarioError::interrupted());
             }
-            for dst in (0..nh).filter(|&d| d != src) {
-                let path = self.path(0, src, dst);
-                rtt_ps = rtt_ps.max(self.base_rtt_ps(&path, self.s.base_rtt_bytes as u64));
-                if path.ports.len() - 1 > deepest.2 {
-                    deepest = (src, dst, path.ports.len() - 1);
+            let dst = dsts[0];
+            let down_max = dsts
+                .iter()
+                .map(|&h| down(h))
+                .max()
+                .expect("a group has a host");
+            memo.iter_mut().for_each(|m| *m = (u64::MAX, 0));
+            memo[*t as usize] = (0, 1);
+            for (gs, (s, srcs)) in groups.iter().enumerate() {
+                // Next hops lead strictly closer: settle a switch once all of them are settled.
+                stack.push(*s);
+                while let Some(&u) = stack.last() {
+                    if memo[u as usize].0 != u64::MAX {
+                        stack.pop();
+                        continue;
+                    }
+                    let hops = self.routes.next_hops(u, dst);
+                    let before = stack.len();
+                    stack.extend(
+                        hops.iter()
+                            .map(|&p| next_switch(p))
+                            .filter(|&v| memo[v as usize].0 == u64::MAX),
+                    );
+                    if stack.len() == before {
+                        let best = hops
+                            .iter()
+                            .map(|&p| cost(p) + memo[next_switch(p) as usize].0)
+                            .max()
+                            .expect("a route has a hop");
+                        memo[u as usize] = (best, memo[next_switch(hops[0]) as usize].1 + 1);
+                        stack.pop();
+                    }
+                }
+                let (mid, switches) = memo[*s as usize];
+                let ends = if gs == gi {
+                    // Two different hosts behind the same switch: each uplink with the
+                    // longest downlink of another host.
+                    let mut downs: Vec<(u64, u32)> = srcs.iter().map(|&h| (down(h), h)).collect();
+                    downs.sort_unstable_by(|a, b| b.cmp(a));
+                    srcs.iter()
+                        .filter_map(|&a| {
+                            downs.iter().take(2).find(|d| d.1 != a).map(|d| up(a) + d.0)
+                        })
+                        .max()
+                } else {
+                    Some(up_max[gs] + down_max)
+                };
+                let Some(ends) = ends else { continue };
+                rtt_ps = rtt_ps.max(ends + mid);
+                if switches > deepest.2 {
+                    deepest = (srcs[0], dst, switches);
                 }
             }
         }

@@ -29,6 +29,10 @@ pub struct ScenarioCfg {
     /// Stop time. Without it the run ends when every finite flow has finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Time>,
+    /// Refuse to build a scenario whose fabric and flows would need more memory than this
+    /// (default: this machine's memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<Size>,
     pub topology: TopologyCfg,
     #[serde(default)]
     pub fabric: FabricCfg,

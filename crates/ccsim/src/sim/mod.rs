@@ -9,3 +9,16 @@ pub mod units;
 pub use queue::{Event, EventQueue, TimerOwner};
 pub use rng::Rng;
 pub use units::*;
+
+/// Ask the CPU to start loading the cache line at `p` (a hint: no effect on results; any
+/// address is allowed, nothing is read).
+#[inline(always)]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and has no architectural effect, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}

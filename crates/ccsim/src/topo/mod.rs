@@ -482,7 +482,8 @@ pub fn parse_ccsim_file(text: &str, shown: &str) -> Result<Topology, ScenarioErr
     Ok(t)
 }
 
-/// Route-table entries (switch x host pairs, 8 bytes each) a topology may need: 2.4 GB.
+/// Route-table entries (switch x attachment-switch pairs, 8 bytes each) a topology may need:
+/// 2.4 GB.
 const MAX_ROUTE_ENTRIES: u64 = 300_000_000;
 
 /// The HPCC simulator's topology file: `nodes switches links`, the switch ids, then
@@ -600,101 +601,134 @@ pub fn parse_hpcc_file(text: &str, shown: &str) -> Result<Topology, ScenarioErro
     Ok(t)
 }
 
-/// Shortest-path next hops: for every (switch, destination host), the egress ports on a
-/// shortest path, stored flat. ECMP picks among them by flow hash.
+/// Shortest-path next hops. A host has one link, so every host behind the same switch (its
+/// "attachment") is reached through the same ports from anywhere else: the table has one
+/// entry per (switch, attachment switch), linear in the fabric, and identical port lists are
+/// stored once. ECMP picks among a list by flow hash.
 pub struct Routes {
-    /// Index = switch_index * num_hosts + host -> (offset into `ports`, count).
+    /// Index = switch_index * num_attach + attachment index -> (offset into `ports`, count);
+    /// count 0 at the attachment switch itself, whose next hop is the host's own port.
     entries: Vec<(u32, u16)>,
     ports: Vec<u32>,
-    num_hosts: usize,
+    num_attach: usize,
+    /// Per host: the attachment index of its switch, and that switch's port to it.
+    host_attach: Vec<u32>,
+    host_down_port: Vec<u32>,
+    /// Per attachment index: the switch's node.
+    attach_node: Vec<u32>,
 }
 
 impl Routes {
     /// Compute routes. `node_ports[n]` lists (port id, peer node) of node n; `switch_index[n]`
-    /// is the dense index of switch n (u32::MAX for hosts).
+    /// is the dense index of switch n (u32::MAX for hosts). One breadth-first search over the
+    /// switches per attachment switch: O(attachment switches x switch links).
     pub fn compute(
         t: &Topology,
         node_ports: &[Vec<(u32, u32)>],
         switch_index: &[u32],
     ) -> Result<Routes, ScenarioError> {
         let n = t.nodes.len();
-        let nh = t.hosts.len();
+        let is_switch = |v: u32| switch_index[v as usize] != u32::MAX;
+        let mut attach_of_node = vec![u32::MAX; n];
+        let (mut attach_node, mut host_attach, mut host_down_port) = (vec![], vec![], vec![]);
+        for &h in &t.hosts {
+            let sw = node_ports[h as usize][0].1;
+            if attach_of_node[sw as usize] == u32::MAX {
+                attach_of_node[sw as usize] = attach_node.len() as u32;
+                attach_node.push(sw);
+            }
+            host_attach.push(attach_of_node[sw as usize]);
+            let down = node_ports[sw as usize].iter().find(|&&(_, v)| v == h);
+            host_down_port.push(down.expect("a link has two ends").0);
+        }
+        let na = attach_node.len();
         let nsw = switch_index.iter().filter(|&&x| x != u32::MAX).count();
-        // One entry per (switch, host): refuse a table that would not fit in memory.
-        let table = nsw as u64 * nh as u64;
+        let table = nsw as u64 * na as u64;
         if table > MAX_ROUTE_ENTRIES {
             return Err(err(
                 "topology",
                 format!(
-                    "{nsw} switches x {nh} hosts need a {:.1} GB route table; at most {MAX_ROUTE_ENTRIES} entries ({:.1} GB): use a smaller topology",
+                    "{nsw} switches x {na} switches with hosts need a {:.1} GB route table; at most {MAX_ROUTE_ENTRIES} entries ({:.1} GB): use a smaller topology",
                     table as f64 * 8.0 / 1e9,
                     MAX_ROUTE_ENTRIES as f64 * 8.0 / 1e9
                 ),
             ));
         }
-        let mut entries = vec![(0u32, 0u16); nsw * nh];
+        let mut entries = vec![(0u32, 0u16); nsw * na];
         let mut ports = Vec::new();
+        let mut lists: std::collections::HashMap<Box<[u32]>, u32> = Default::default();
+        let mut hops = Vec::new();
         let mut dist = vec![u32::MAX; n];
         let mut q = VecDeque::new();
-        for (hi, &h) in t.hosts.iter().enumerate() {
-            if hi % 256 == 0 && crate::sim::interrupt::requested() {
+        for (a, &root) in attach_node.iter().enumerate() {
+            if a % 64 == 0 && crate::sim::interrupt::requested() {
                 return Err(ScenarioError::interrupted());
             }
             dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[h as usize] = 0;
+            dist[root as usize] = 0;
             q.clear();
-            q.push_back(h);
+            q.push_back(root);
             while let Some(u) = q.pop_front() {
-                // Hosts do not forward: only expand from the destination itself or switches.
-                if u != h && switch_index[u as usize] == u32::MAX {
-                    continue;
-                }
                 for &(_, v) in &node_ports[u as usize] {
-                    if dist[v as usize] == u32::MAX {
+                    if is_switch(v) && dist[v as usize] == u32::MAX {
                         dist[v as usize] = dist[u as usize] + 1;
                         q.push_back(v);
                     }
                 }
             }
-            for s in 0..n {
-                let si = switch_index[s];
-                if si == u32::MAX {
-                    continue;
-                }
-                if dist[s] == u32::MAX {
+            for s in (0..n as u32).filter(|&s| is_switch(s) && s != root) {
+                if dist[s as usize] == u32::MAX {
+                    let h = t.hosts[host_attach
+                        .iter()
+                        .position(|&x| x == a as u32)
+                        .expect("attached")];
                     return Err(err(
                         "topology",
                         format!(
                             "switch `{}` cannot reach host `{}`; the topology is not connected",
-                            t.nodes[s].name, t.nodes[h as usize].name
+                            t.nodes[s as usize].name, t.nodes[h as usize].name
                         ),
                     ));
                 }
-                let off = ports.len() as u32;
-                for &(p, v) in &node_ports[s] {
-                    if dist[v as usize] != u32::MAX
-                        && dist[v as usize] + 1 == dist[s]
-                        && (v == h || switch_index[v as usize] != u32::MAX)
-                    {
-                        ports.push(p);
-                    }
-                }
-                let cnt = ports.len() as u32 - off;
-                entries[si as usize * nh + hi] = (off, cnt as u16);
+                hops.clear();
+                hops.extend(node_ports[s as usize].iter().filter_map(|&(p, v)| {
+                    (is_switch(v) && dist[v as usize].wrapping_add(1) == dist[s as usize])
+                        .then_some(p)
+                }));
+                let off = *lists.entry(hops.as_slice().into()).or_insert_with(|| {
+                    ports.extend_from_slice(&hops);
+                    (ports.len() - hops.len()) as u32
+                });
+                entries[switch_index[s as usize] as usize * na + a] = (off, hops.len() as u16);
             }
         }
         Ok(Routes {
             entries,
             ports,
-            num_hosts: nh,
+            num_attach: na,
+            host_attach,
+            host_down_port,
+            attach_node,
         })
     }
 
     /// Equal-cost egress ports at switch `si` toward host `dst`.
     #[inline]
     pub fn next_hops(&self, si: u32, dst: u32) -> &[u32] {
-        let (off, cnt) = self.entries[si as usize * self.num_hosts + dst as usize];
-        &self.ports[off as usize..off as usize + cnt as usize]
+        let a = self.host_attach[dst as usize] as usize;
+        match self.entries[si as usize * self.num_attach + a] {
+            (_, 0) => std::slice::from_ref(&self.host_down_port[dst as usize]),
+            (off, cnt) => &self.ports[off as usize..off as usize + cnt as usize],
+        }
+    }
+
+    /// The node of the switch host `h` hangs off, and that switch's port to it.
+    pub fn attachment(&self, h: u32) -> (u32, u32) {
+        let a = self.host_attach[h as usize];
+        (
+            self.attach_node[a as usize],
+            self.host_down_port[h as usize],
+        )
     }
 }
 
