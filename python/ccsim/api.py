@@ -84,7 +84,7 @@ class RunResult:
 
     def _table(self, name: str) -> pd.DataFrame:
         t = self._tables[name]
-        if not _is_frame(t):
+        if isinstance(t, Mapping):  # the engine's columns
             t = self._tables[name] = _frame(t)
             add_us_columns(name, t)
         return t
@@ -453,10 +453,6 @@ def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame(dict(columns))
-
-
-def _is_frame(t: Any) -> bool:
-    return hasattr(t, "columns") and hasattr(t, "iloc")
 
 
 def add_us_columns(table: str, df: pd.DataFrame) -> None:

@@ -206,9 +206,9 @@ impl Simulation {
             Event::TxDone { port } => port,
             _ => return,
         };
-        let p = self.ports.as_ptr().wrapping_add(port as usize);
+        let p = &self.ports[port as usize];
         crate::sim::prefetch(p);
-        crate::sim::prefetch(p.cast::<u8>().wrapping_add(64));
+        crate::sim::prefetch(&p.queue_bytes);
     }
 
     /// For a packet about to reach a switch (its state prefetched by now): start loading the

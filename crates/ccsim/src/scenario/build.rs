@@ -562,34 +562,42 @@ impl Scenario {
         Ok(())
     }
 
-    /// Refuse probes that would record more than `MAX_SAMPLES` rows in their window (up to the
-    /// run's duration, when it has one) and warn once past `WARN_SAMPLES`.
-    fn check_samples(
+    /// A probe's window: its `start` (by default the first flow's start down to a multiple of
+    /// the interval, so the rows kept fall where they would from t = 0 and only idle ones go)
+    /// and its `stop`. Refuses a probe that would record more than `MAX_SAMPLES` rows in it (up
+    /// to the run's duration, when it has one), warns past `WARN_SAMPLES`, and schedules the
+    /// first sample: one interval in, or at `start` (a baseline with no row).
+    fn probe_window(
         &self,
         sim: &mut Simulation,
         field: &str,
         (interval_ps, per_sample): (u64, usize),
-        (start_ps, stop_ps): (u64, u64),
-    ) -> Result<(), ScenarioError> {
+        (start, stop): (Option<super::units::Time>, Option<super::units::Time>),
+        first_sample: crate::sim::Event,
+    ) -> Result<(u64, u64), ScenarioError> {
         const MAX_SAMPLES: f64 = 1e8;
         const WARN_SAMPLES: f64 = 1e7;
+        let first_flow_ps = sim.flows.iter().map(|f| f.start_ps).min().unwrap_or(0);
+        let start_ps = start.map_or(first_flow_ps / interval_ps * interval_ps, |t| t.0);
+        let stop_ps = stop.map_or(u64::MAX, |t| t.0);
         let end_ps = stop_ps.min(self.cfg.duration.map_or(u64::MAX, |d| d.0));
-        if end_ps == u64::MAX {
-            return Ok(());
+        if end_ps != u64::MAX {
+            let rows =
+                end_ps.saturating_sub(start_ps) as f64 / interval_ps as f64 * per_sample as f64;
+            if rows > MAX_SAMPLES {
+                return Err(ScenarioError::new(field, format!("would record about {rows:.2e} samples over the run (at most {MAX_SAMPLES:.0e}, about 32 B each); sample less often, probe fewer ports or set start and stop")));
+            }
+            if rows > WARN_SAMPLES {
+                sim.warnings.push(format!("{field}: would record about {rows:.1e} rows (about {:.0} MB); sample less often, probe fewer ports or set start and stop", rows * 32.0 / 1e6));
+            }
         }
-        let rows = end_ps.saturating_sub(start_ps) as f64 / interval_ps as f64 * per_sample as f64;
-        if rows > MAX_SAMPLES {
-            return Err(ScenarioError::new(field, format!("would record about {rows:.2e} samples over the run (at most {MAX_SAMPLES:.0e}, about 32 B each); sample less often, probe fewer ports or set start and stop")));
-        }
-        if rows > WARN_SAMPLES {
-            sim.warnings.push(format!("{field}: would record about {rows:.1e} rows (about {:.0} MB); sample less often, probe fewer ports or set start and stop", rows * 32.0 / 1e6));
-        }
-        Ok(())
+        let first_ps = if start_ps > 0 { start_ps } else { interval_ps };
+        sim.q.push(first_ps, first_sample);
+        Ok((start_ps, stop_ps))
     }
 
     fn setup_probes(&self, sim: &mut Simulation) -> Result<(), ScenarioError> {
         let o = &self.cfg.output;
-        let first_ps = sim.flows.iter().map(|f| f.start_ps).min().unwrap_or(0);
         if let Some(qc) = &o.queues {
             check_probe_interval("output.queues.interval", qc.interval.0)?;
             let mut ids = Vec::new();
@@ -620,20 +628,16 @@ impl Scenario {
                     })?;
                 ids.push(pid);
             }
-            let window = (
-                probe_start_ps(qc.start, qc.interval.0, first_ps),
-                qc.stop.map_or(u64::MAX, |t| t.0),
-            );
-            let field = "output.queues.interval";
-            self.check_samples(sim, field, (qc.interval.0, ids.len()), window)?;
+            (sim.metrics.queue_start_ps, sim.metrics.queue_stop_ps) = self.probe_window(
+                sim,
+                "output.queues.interval",
+                (qc.interval.0, ids.len()),
+                (qc.start, qc.stop),
+                crate::sim::Event::SampleQueues,
+            )?;
             sim.metrics.queue_ports = ids;
             sim.metrics.queue_interval_ps = qc.interval.0;
             sim.metrics.queue_by_flow = qc.by_flow;
-            (sim.metrics.queue_start_ps, sim.metrics.queue_stop_ps) = window;
-            sim.q.push(
-                first_sample_ps(sim.metrics.queue_start_ps, qc.interval.0),
-                crate::sim::Event::SampleQueues,
-            );
         }
         if let Some(rc) = &o.rates {
             check_probe_interval("output.rates.interval", rc.interval.0)?;
@@ -653,20 +657,16 @@ impl Scenario {
             } else {
                 rc.flows.len()
             };
-            let window = (
-                probe_start_ps(rc.start, rc.interval.0, first_ps),
-                rc.stop.map_or(u64::MAX, |t| t.0),
-            );
-            let field = "output.rates.interval";
-            self.check_samples(sim, field, (rc.interval.0, per_sample), window)?;
+            (sim.metrics.rate_start_ps, sim.metrics.rate_stop_ps) = self.probe_window(
+                sim,
+                "output.rates.interval",
+                (rc.interval.0, per_sample),
+                (rc.start, rc.stop),
+                crate::sim::Event::SampleRates,
+            )?;
             sim.metrics.rate_all_flows = rc.flows.is_empty();
             sim.metrics.rate_flows = rc.flows.clone();
             sim.metrics.rate_interval_ps = rc.interval.0;
-            (sim.metrics.rate_start_ps, sim.metrics.rate_stop_ps) = window;
-            sim.q.push(
-                first_sample_ps(sim.metrics.rate_start_ps, rc.interval.0),
-                crate::sim::Event::SampleRates,
-            );
         }
         Ok(())
     }
@@ -851,18 +851,13 @@ impl Simulation {
             .collect();
         let cost = |pid: u32| port_cost[pid as usize];
         let next_switch = |pid: u32| port_next[pid as usize];
-        // Hosts grouped by the switch they hang off, in host order; per group the costs of
-        // its hosts' uplinks and downlinks.
-        let nsw = self.switches.len();
-        let mut group_of = vec![u32::MAX; nsw];
-        let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
-        for h in 0..self.hosts.len() as u32 {
-            let si = self.switch_index[self.routes.attachment(h).0 as usize];
-            if group_of[si as usize] == u32::MAX {
-                group_of[si as usize] = groups.len() as u32;
-                groups.push((si, Vec::new()));
-            }
-            groups[group_of[si as usize] as usize].1.push(h);
+        // Hosts grouped by the switch they hang off (the route table's attachments).
+        let (attach_nodes, host_attach) = self.routes.attachments();
+        let mut groups: Vec<(u32, Vec<u32>)> = (attach_nodes.iter())
+            .map(|&n| (self.switch_index[n as usize], Vec::new()))
+            .collect();
+        for (h, &a) in host_attach.iter().enumerate() {
+            groups[a as usize].1.push(h as u32);
         }
         let up = |h: u32| cost(self.hosts[h as usize].port);
         let down = |h: u32| cost(self.routes.attachment(h).1);
@@ -877,7 +872,7 @@ impl Simulation {
             .collect();
         let (mut rtt_ps, mut deepest) = (0, (0, 0, 0));
         // Per switch toward the current destination group: (longest cost, switches crossed).
-        let mut memo = vec![(u64::MAX, 0usize); nsw];
+        let mut memo = vec![(u64::MAX, 0usize); self.switches.len()];
         let mut stack = Vec::new();
         for (gi, (t, dsts)) in groups.iter().enumerate() {
             if gi % 64 == 0 && crate::sim::interrupt::requested() {
@@ -938,21 +933,6 @@ impl Simulation {
             }
         }
         Ok((rtt_ps, deepest))
-    }
-}
-
-/// A probe's `start`, or by default the first flow's start down to a multiple of the interval
-/// (so the rows kept fall where they would from t = 0; those dropped before it are all idle).
-fn probe_start_ps(start: Option<super::units::Time>, interval_ps: u64, first_flow_ps: u64) -> u64 {
-    start.map_or(first_flow_ps / interval_ps * interval_ps, |t| t.0)
-}
-
-/// A probe's first sample: one interval in, or at its `start` (a baseline with no row).
-fn first_sample_ps(start_ps: u64, interval_ps: u64) -> u64 {
-    if start_ps > 0 {
-        start_ps
-    } else {
-        interval_ps
     }
 }
 

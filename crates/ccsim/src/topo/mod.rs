@@ -722,6 +722,12 @@ impl Routes {
         }
     }
 
+    /// The switches hosts hang off (nodes, in the order of their first host), and per host the
+    /// index of its own among them.
+    pub fn attachments(&self) -> (&[u32], &[u32]) {
+        (&self.attach_node, &self.host_attach)
+    }
+
     /// The node of the switch host `h` hangs off, and that switch's port to it.
     pub fn attachment(&self, h: u32) -> (u32, u32) {
         let a = self.host_attach[h as usize];
