@@ -317,7 +317,7 @@ impl Simulation {
             },
         );
         let more = !port.pfc_out.is_empty()
-            || port.queued_pkts > 0
+            || port.has_queued()
             || !port.limited.is_empty()
             || (port.is_host
                 && !self.hosts[self.host_index[port.node as usize] as usize]

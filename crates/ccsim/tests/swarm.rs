@@ -298,7 +298,7 @@ fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
             ));
         }
     }
-    if sim.ports.iter().all(|p| p.queued_pkts == 0) {
+    if sim.ports.iter().all(|p| p.queued_pkts() == 0) {
         std::panic::catch_unwind(|| common::assert_buffers_empty(sim))
             .map_err(|_| "buffers did not drain to zero".to_string())?;
     }

@@ -214,14 +214,17 @@ pub struct Port {
     pub node: u32,
     /// The port at the other end of the link.
     pub peer: u32,
-    pub queued_pkts: u32,
     pub is_host: bool,
     /// Bit p set: the peer paused our priority p.
     pub paused_mask: u8,
     pub rr_last: u8,
+    /// Bit p set: the queue of priority p holds packets.
+    nonempty_mask: u8,
     /// Bit p set: we have sent PAUSE for priority p to the peer.
     pub pfc_sent_mask: u8,
     pub queue_bytes: [u64; NUM_PRIO],
+    /// The sum of `queue_bytes`, kept as it changes (read on every enqueue).
+    queued_bytes: u64,
     // Ingress side (switch ports): bytes of packets that entered through this port, outside
     // headroom (the first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
     pub ing_shared_bytes: [u64; NUM_PRIO],
@@ -282,7 +285,7 @@ impl Port {
             is_host,
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIO],
-            queued_pkts: 0,
+            queued_bytes: 0,
             pfc_out: VecDeque::new(),
             limited: VecDeque::new(),
             limited_next_ps: 0,
@@ -291,6 +294,7 @@ impl Port {
             busy_until_ps: 0,
             txdone_at_ps: u64::MAX,
             rr_last: 0,
+            nonempty_mask: 0,
             kmin_bytes: 0,
             kmax_bytes: 0,
             ing_shared_bytes: [0; NUM_PRIO],
@@ -331,13 +335,38 @@ impl Port {
     #[inline]
     pub fn enqueue(&mut self, prio: usize, pkt: u32, size_bytes: u64) {
         self.queues[prio].push_back(pkt);
+        self.nonempty_mask |= 1 << prio;
         self.queue_bytes[prio] += size_bytes;
-        self.queued_pkts += 1;
+        self.queued_bytes += size_bytes;
+    }
+
+    /// Take the head packet of priority `prio`: its id and size in bytes.
+    #[inline]
+    pub fn dequeue(&mut self, prio: usize, pkts: &Arena) -> Option<(u32, u64)> {
+        let pkt = self.queues[prio].pop_front()?;
+        if self.queues[prio].is_empty() {
+            self.nonempty_mask &= !(1 << prio);
+        }
+        let size = pkts[pkt].size_bytes as u64;
+        self.queue_bytes[prio] -= size;
+        self.queued_bytes -= size;
+        Some((pkt, size))
+    }
+
+    /// True when any priority's queue holds packets.
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        self.nonempty_mask != 0
+    }
+
+    /// Packets queued for transmission on this port, every priority.
+    pub fn queued_pkts(&self) -> usize {
+        self.queues.iter().map(VecDeque::len).sum()
     }
 
     /// Total bytes queued for transmission on this port.
     #[inline]
     pub fn backlog_bytes(&self) -> u64 {
-        self.queue_bytes.iter().sum()
+        self.queued_bytes
     }
 }

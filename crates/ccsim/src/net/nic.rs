@@ -18,12 +18,10 @@ impl Simulation {
             }
         }
         let port = &mut self.ports[pid as usize];
-        if port.queued_pkts > 0 {
+        if port.has_queued() {
             for p in 0..NUM_PRIO {
                 if port.paused_mask & (1 << p) == 0 {
-                    if let Some(pkt) = port.queues[p].pop_front() {
-                        port.queue_bytes[p] -= self.pkts[pkt].size_bytes as u64;
-                        port.queued_pkts -= 1;
+                    if let Some((pkt, _)) = port.dequeue(p, &self.pkts) {
                         return Some(pkt);
                     }
                 }

@@ -3,38 +3,35 @@
 //! skipping paused ones. A scheme's rate-limited control queue (ExpressPass credits) goes
 //! ahead of them when its time has come.
 
-use crate::net::{Packet, PktKind, Port, NUM_PRIO};
+use crate::net::{Packet, PktKind, Port};
 use crate::scenario::config::Scheduler;
 use crate::sim::Event;
 use crate::world::Simulation;
 
 impl Port {
-    /// True when priority `p` has packets and is not paused.
-    #[inline]
-    fn ready(&self, p: usize) -> bool {
-        !self.queues[p].is_empty() && self.paused_mask & (1 << p) == 0
-    }
-
     /// The priority to send from next, if any (round-robin advances its pointer).
     #[inline]
     pub(crate) fn pick_priority(&mut self, scheduler: Scheduler) -> Option<usize> {
-        if self.ready(0) {
+        // Bit p: priority p has packets and is not paused.
+        let ready = self.nonempty_mask & !self.paused_mask;
+        if ready & 1 != 0 {
             return Some(0);
         }
-        match scheduler {
-            Scheduler::Strict => (1..NUM_PRIO).find(|&p| self.ready(p)),
-            Scheduler::Rr => {
-                let mut p = self.rr_last as usize;
-                for _ in 1..NUM_PRIO {
-                    p = if p + 1 >= NUM_PRIO { 1 } else { p + 1 };
-                    if self.ready(p) {
-                        self.rr_last = p as u8;
-                        return Some(p);
-                    }
-                }
-                None
-            }
+        let data = ready & !1;
+        if data == 0 {
+            return None;
         }
+        let p = match scheduler {
+            Scheduler::Strict => data.trailing_zeros(),
+            Scheduler::Rr => {
+                // The first ready priority after the last one served, wrapping to 1.
+                let after = data & (u8::MAX.checked_shl(self.rr_last as u32 + 1).unwrap_or(0));
+                let p = if after != 0 { after } else { data }.trailing_zeros();
+                self.rr_last = p as u8;
+                p
+            }
+        };
+        Some(p as usize)
     }
 }
 

@@ -176,14 +176,11 @@ impl Simulation {
             }
         }
         let port = &mut self.ports[pid as usize];
-        if port.queued_pkts == 0 {
+        if !port.has_queued() {
             return None;
         }
         let prio = port.pick_priority(self.s.scheduler)?;
-        let pkt = port.queues[prio].pop_front().expect("non-empty");
-        let size = self.pkts[pkt].size_bytes as u64;
-        port.queue_bytes[prio] -= size;
-        port.queued_pkts -= 1;
+        let (pkt, size) = port.dequeue(prio, &self.pkts).expect("non-empty");
         let si = self.switch_index[port.node as usize] as usize;
         if prio == 0 {
             self.switches[si].ctrl_bytes -= size;

@@ -51,61 +51,226 @@ pub enum TimerOwner {
     Port,
 }
 
+impl TimerOwner {
+    const ALL: [TimerOwner; 4] = [Self::Sender, Self::Receiver, Self::Host, Self::Port];
+}
+
+impl Event {
+    /// The event in two words: the variant (and a timer's owner and kind) in the low bits of
+    /// the first, its first id in the high half, its second id in the second word. Built in
+    /// registers, so a push stores two words; an enum built on the stack and copied whole
+    /// would wait for its own narrow stores to leave the store buffer.
+    #[inline(always)]
+    fn pack(self) -> [u64; 2] {
+        let (tag, a, b) = match self {
+            Event::TxDone { port } => (0, port, 0),
+            Event::Arrive { port, pkt } => (1, port, pkt),
+            Event::FlowStart { flow } => (2, flow, 0),
+            Event::FlowStop { flow } => (3, flow, 0),
+            Event::NicWake { host } => (4, host, 0),
+            Event::Timer {
+                owner,
+                kind,
+                id,
+                epoch,
+            } => (5 | (owner as u64) << 8 | (kind as u64) << 16, id, epoch),
+            Event::Rto { flow, epoch } => (6, flow, epoch),
+            Event::AckTimer { flow } => (7, flow, 0),
+            Event::DeadlockCheck => (8, 0, 0),
+            Event::ProgressCheck => (9, 0, 0),
+            Event::SampleQueues => (10, 0, 0),
+            Event::SampleRates => (11, 0, 0),
+        };
+        [tag | (a as u64) << 32, b as u64]
+    }
+
+    /// The event `pack` made `w` from.
+    #[inline(always)]
+    fn unpack(w: [u64; 2]) -> Event {
+        let (a, b) = ((w[0] >> 32) as u32, w[1] as u32);
+        match w[0] as u8 {
+            0 => Event::TxDone { port: a },
+            1 => Event::Arrive { port: a, pkt: b },
+            2 => Event::FlowStart { flow: a },
+            3 => Event::FlowStop { flow: a },
+            4 => Event::NicWake { host: a },
+            5 => Event::Timer {
+                owner: TimerOwner::ALL[(w[0] >> 8) as usize & 3],
+                kind: (w[0] >> 16) as u8,
+                id: a,
+                epoch: b,
+            },
+            6 => Event::Rto { flow: a, epoch: b },
+            7 => Event::AckTimer { flow: a },
+            8 => Event::DeadlockCheck,
+            9 => Event::ProgressCheck,
+            10 => Event::SampleQueues,
+            _ => Event::SampleRates,
+        }
+    }
+}
+
+/// A pending event in the wheel. It holds no insertion sequence: a bucket's entries are kept
+/// in the order they were scheduled and sorted stably by time (`EventQueue::advance`).
 #[derive(Clone, Copy)]
 struct Entry {
     time_ps: u64,
-    seq: u64,
-    ev: Event,
+    ev: [u64; 2],
 }
 
-impl PartialEq for Entry {
+/// A pending event beyond the wheel's horizon, ordered by (time, sequence).
+#[derive(Clone, Copy)]
+struct FarEntry {
+    time_ps: u64,
+    seq: u64,
+    ev: [u64; 2],
+}
+
+impl PartialEq for FarEntry {
     fn eq(&self, o: &Self) -> bool {
         self.time_ps == o.time_ps && self.seq == o.seq
     }
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
+impl Eq for FarEntry {}
+impl PartialOrd for FarEntry {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Entry {
+impl Ord for FarEntry {
     // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
     fn cmp(&self, o: &Self) -> Ordering {
         (o.time_ps, o.seq).cmp(&(self.time_ps, self.seq))
     }
 }
 
+/// The entries of one bucket: `entries[..len]`. Slots past `len` are spare, so a push is a
+/// store into the buffer (with `Vec::push`, whose grow path is a call, the compiler built each
+/// entry on the stack and copied it, and the copy stalled on its own narrow stores). An empty
+/// bucket holds no buffer; its first push takes the one drained last, still in cache.
+#[derive(Default)]
+struct Bucket {
+    entries: Vec<Entry>,
+    len: usize,
+}
+
+impl Bucket {
+    /// Make room for one more entry: a drained buffer when the bucket has none (most buckets),
+    /// else twice the slots.
+    #[inline(always)]
+    fn reserve(&mut self, spares: &mut Vec<Vec<Entry>>) {
+        if self.entries.is_empty() {
+            if let Some(buffer) = spares.pop() {
+                self.entries = buffer;
+                return;
+            }
+        }
+        self.grow();
+    }
+
+    /// Double the slots (at least 16).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let spare = Entry {
+            time_ps: 0,
+            ev: [0; 2],
+        };
+        self.entries.resize((2 * self.len).max(16), spare);
+    }
+
+    /// Append an entry; `reserve` first when `len == entries.len()`.
+    #[inline(always)]
+    fn put(&mut self, time_ps: u64, ev: [u64; 2]) {
+        let slot = &mut self.entries[self.len];
+        slot.time_ps = time_ps;
+        slot.ev = ev;
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn push(&mut self, e: Entry, spares: &mut Vec<Vec<Entry>>) {
+        if self.len == self.entries.len() {
+            self.reserve(spares);
+        }
+        self.put(e.time_ps, e.ev);
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Entry> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.entries[self.len])
+    }
+
+    fn events(&self) -> &[Entry] {
+        &self.entries[..self.len]
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// log2 of a wheel bucket's width in picoseconds (8.192 ns).
 const BUCKET_SHIFT: u32 = 13;
+/// A time's offset within its bucket.
+const BUCKET_MASK_PS: u64 = (1 << BUCKET_SHIFT) - 1;
 /// Number of wheel buckets (a horizon of 2048 x 8.192 ns = 16.8 us).
 const NUM_BUCKETS: usize = 2048;
+// The radix sort takes the time bits in two passes of at most 7.
+const _: () = assert!(BUCKET_SHIFT <= 14);
+/// Words of the bitmap of occupied buckets.
+const OCCUPIED_WORDS: usize = NUM_BUCKETS / 64;
+/// Buckets with fewer events are sorted in place by insertion, larger ones through keys.
+const KEY_SORT_MIN_EVENTS: usize = 8;
+/// Buckets with fewer events sort their keys by comparison, larger ones by radix.
+const RADIX_MIN_EVENTS: usize = 32;
 
 /// Deterministic pending-event set: a timing wheel of 8 ns buckets over a 16.8 us horizon
 /// (where almost every packet event lands), the bucket being executed kept sorted (sorted once
-/// when reached: cheaper than heap pops on its ~60 events), and an overflow heap for far-future
-/// timers. Pop order is exactly (time, insertion sequence), the
-/// same as one global heap, at a fraction of the cost when 10k+ events are pending.
+/// when reached), a bitmap of occupied buckets to skip empty ones, and an overflow heap for
+/// far-future timers. Pop order is exactly (time, insertion sequence), the same as one global
+/// heap, at a fraction of the cost when 10k+ events are pending.
+///
+/// Why a bucket needs no sequence numbers: its events arrive in the order they are scheduled.
+/// Those from the overflow heap were scheduled before any of the wheel's (an event goes to
+/// the overflow only while its bucket is beyond the horizon, and the horizon only moves on),
+/// and those scheduled into the bucket being executed come after both. So the insertion order
+/// is the bucket's position order, and a stable sort by time gives (time, sequence).
 pub struct EventQueue {
     /// Events of the current bucket [cur_bucket << SHIFT, (cur_bucket + 1) << SHIFT), sorted
-    /// by descending (time, seq) so the next event is the last one.
-    current: Vec<Entry>,
+    /// by descending (time, insertion order) so the next event is the last one.
+    current: Bucket,
     cur_bucket: u64,
-    buckets: Vec<Vec<Entry>>,
+    buckets: Vec<Bucket>,
+    /// Bit `s` set: wheel slot `s` holds events.
+    occupied: [u64; OCCUPIED_WORDS],
     in_wheel: usize,
-    overflow: BinaryHeap<Entry>,
-    seq: u64,
+    overflow: BinaryHeap<FarEntry>,
+    /// Insertion sequence of the overflow's events.
+    far_seq: u64,
+    /// Drained bucket buffers, the most recent (warmest) last.
+    spares: Vec<Vec<Entry>>,
+    /// Scratch for sorting a bucket (kept to reuse the allocations).
+    keys: Vec<u64>,
+    radix: Vec<u64>,
+    sorted: Vec<Entry>,
 }
 
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            current: Vec::new(),
+            current: Bucket::default(),
             cur_bucket: 0,
-            buckets: (0..NUM_BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: (0..NUM_BUCKETS).map(|_| Bucket::default()).collect(),
+            occupied: [0; OCCUPIED_WORDS],
             in_wheel: 0,
             overflow: BinaryHeap::new(),
-            seq: 0,
+            far_seq: 0,
+            spares: Vec::new(),
+            keys: Vec::new(),
+            radix: Vec::new(),
+            sorted: Vec::new(),
         }
     }
 }
@@ -114,65 +279,161 @@ impl EventQueue {
     /// Schedule `ev` at absolute time `time_ps` (never earlier than the last popped event).
     #[inline(always)]
     pub fn push(&mut self, time_ps: u64, ev: Event) {
-        self.seq += 1;
-        let e = Entry {
-            time_ps,
-            seq: self.seq,
-            ev,
-        };
         let b = time_ps >> BUCKET_SHIFT;
         if b > self.cur_bucket && b < self.cur_bucket + NUM_BUCKETS as u64 {
-            self.buckets[b as usize % NUM_BUCKETS].push(e);
+            let slot = b as usize % NUM_BUCKETS;
+            let bucket = &mut self.buckets[slot];
+            if bucket.len == bucket.entries.len() {
+                if bucket.len == 0 {
+                    self.occupied[slot / 64] |= 1 << (slot % 64);
+                }
+                bucket.reserve(&mut self.spares);
+            }
+            bucket.put(time_ps, ev.pack());
             self.in_wheel += 1;
         } else {
-            self.push_near_or_far(e);
+            self.push_near_or_far(time_ps, ev.pack());
         }
     }
 
     /// An event for the bucket being executed (kept sorted) or beyond the wheel's horizon.
     #[inline(never)]
-    fn push_near_or_far(&mut self, e: Entry) {
-        if e.time_ps >> BUCKET_SHIFT <= self.cur_bucket {
-            // Entry's Ord is reversed (earliest = greatest), so ascending Ord order is
-            // descending time: the earliest event stays at the end.
-            let at = self.current.partition_point(|x| x < &e);
-            self.current.insert(at, e);
+    fn push_near_or_far(&mut self, time_ps: u64, ev: [u64; 2]) {
+        if time_ps >> BUCKET_SHIFT <= self.cur_bucket {
+            // The newest event: after every pending one of its time, so before them in the
+            // descending order.
+            let at = (self.current.events()).partition_point(|x| x.time_ps > time_ps);
+            self.current.push(Entry { time_ps, ev }, &mut self.spares);
+            self.current.entries[at..self.current.len].rotate_right(1);
         } else {
-            self.overflow.push(e);
+            self.far_seq += 1;
+            let seq = self.far_seq;
+            self.overflow.push(FarEntry { time_ps, seq, ev });
         }
     }
 
-    /// Move to the next non-empty bucket; false when nothing is pending.
-    fn advance(&mut self) -> bool {
-        while self.current.is_empty() {
-            if self.in_wheel == 0 {
-                // Jump straight to the overflow's earliest bucket.
-                match self.overflow.peek() {
-                    None => return false,
-                    Some(e) => {
-                        self.cur_bucket = (e.time_ps >> BUCKET_SHIFT).max(self.cur_bucket + 1)
-                    }
-                }
-            } else {
-                self.cur_bucket += 1;
-            }
-            let slot = self.cur_bucket as usize % NUM_BUCKETS;
-            if !self.buckets[slot].is_empty() {
-                // Reuse allocations: the drained buffer becomes the slot's new Vec.
-                let spare = std::mem::take(&mut self.current);
-                self.current = std::mem::replace(&mut self.buckets[slot], spare);
-                self.in_wheel -= self.current.len();
-            }
-            let end = (self.cur_bucket + 1) << BUCKET_SHIFT;
-            while self.overflow.peek().is_some_and(|e| e.time_ps < end) {
-                let e = self.overflow.pop().expect("peeked");
-                self.current.push(e);
-            }
-            self.current.sort_unstable();
-            // Far-future events that now fall inside the horizon move into the wheel lazily:
-            // they stay in `overflow` until their bucket comes up (checked above).
+    /// The first occupied wheel bucket after the current one.
+    fn next_occupied(&self) -> Option<u64> {
+        if self.in_wheel == 0 {
+            return None;
         }
+        let start = (self.cur_bucket + 1) as usize % NUM_BUCKETS;
+        let mut word = start / 64;
+        let mut bits = self.occupied[word] >> (start % 64) << (start % 64);
+        // One more word than the bitmap: the start word again, for the slots before `start`.
+        for _ in 0..=OCCUPIED_WORDS {
+            if bits != 0 {
+                let slot = word * 64 + bits.trailing_zeros() as usize;
+                let ahead = (slot + NUM_BUCKETS - start) % NUM_BUCKETS;
+                return Some(self.cur_bucket + 1 + ahead as u64);
+            }
+            word = (word + 1) % OCCUPIED_WORDS;
+            bits = self.occupied[word];
+        }
+        unreachable!("events in the wheel but no bucket marked occupied")
+    }
+
+    /// Move to the next bucket with events (the wheel's or the overflow's, whichever comes
+    /// first) and sort it; false when nothing is pending.
+    fn advance(&mut self) -> bool {
+        let wheel = self.next_occupied();
+        let far =
+            (self.overflow.peek()).map(|e| (e.time_ps >> BUCKET_SHIFT).max(self.cur_bucket + 1));
+        self.cur_bucket = match (wheel, far) {
+            (None, None) => return false,
+            (Some(w), Some(f)) => w.min(f),
+            (Some(b), None) | (None, Some(b)) => b,
+        };
+        if wheel == Some(self.cur_bucket) {
+            let slot = self.cur_bucket as usize % NUM_BUCKETS;
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+            let drained = std::mem::take(&mut self.current.entries);
+            if !drained.is_empty() {
+                self.spares.push(drained);
+            }
+            self.current = std::mem::take(&mut self.buckets[slot]);
+            self.in_wheel -= self.current.len;
+        }
+        let end = (self.cur_bucket + 1) << BUCKET_SHIFT;
+        if self.overflow.peek().is_some_and(|e| e.time_ps < end) {
+            self.prepend_overflow(end);
+        }
+        debug_assert!(!self.current.is_empty());
+        self.sort_current();
+        // Far-future events that now fall inside the horizon move into the wheel lazily:
+        // they stay in `overflow` until their bucket comes up (checked above).
         true
+    }
+
+    /// Put the overflow's events before `end` ahead of the current bucket's, in their order:
+    /// they were scheduled first.
+    #[cold]
+    fn prepend_overflow(&mut self, end: u64) {
+        self.sorted.clear();
+        while self.overflow.peek().is_some_and(|e| e.time_ps < end) {
+            let e = self.overflow.pop().expect("peeked");
+            let (time_ps, ev) = (e.time_ps, e.ev);
+            self.sorted.push(Entry { time_ps, ev });
+        }
+        self.sorted.extend_from_slice(self.current.events());
+        self.current.len = self.sorted.len();
+        std::mem::swap(&mut self.current.entries, &mut self.sorted);
+    }
+
+    /// Sort the current bucket, whose entries are in insertion order, stably by time into
+    /// descending order (the next event last). Small buckets by insertion in place; larger
+    /// ones sort integer keys (time within the bucket, position) and gather the entries,
+    /// cheaper than comparing and moving whole entries.
+    fn sort_current(&mut self) {
+        let n = self.current.len;
+        if n < KEY_SORT_MIN_EVENTS {
+            let v = &mut self.current.entries[..n];
+            // Reversed, equal times are latest-inserted first; the insertion keeps them so.
+            v.reverse();
+            for i in 1..n {
+                let e = v[i];
+                let mut j = i;
+                while j > 0 && v[j - 1].time_ps < e.time_ps {
+                    v[j] = v[j - 1];
+                    j -= 1;
+                }
+                v[j] = e;
+            }
+            return;
+        }
+        let entries = self.current.events();
+        self.keys.clear();
+        self.keys.extend(
+            (entries.iter().enumerate())
+                .map(|(i, e)| (e.time_ps & BUCKET_MASK_PS) << 32 | i as u64),
+        );
+        if n < RADIX_MIN_EVENTS {
+            self.keys.sort_unstable();
+        } else {
+            // Stable LSD radix sort on the 13 bits of time (the position bits are in order):
+            // no compare to mispredict, where a comparison sort mispredicts about half.
+            for (shift, bits) in [(32, 7), (39, BUCKET_SHIFT - 7)] {
+                let mask = (1 << bits) - 1;
+                let mut at = [0u32; 1 << 7];
+                for &k in &self.keys {
+                    at[(k >> shift) as usize & mask] += 1;
+                }
+                let mut sum = 0;
+                for a in &mut at[..1 << bits] {
+                    (*a, sum) = (sum, sum + *a);
+                }
+                self.radix.resize(n, 0);
+                for &k in &self.keys {
+                    let d = (k >> shift) as usize & mask;
+                    self.radix[at[d] as usize] = k;
+                    at[d] += 1;
+                }
+                std::mem::swap(&mut self.keys, &mut self.radix);
+            }
+        }
+        self.sorted.clear();
+        (self.sorted).extend(self.keys.iter().rev().map(|&k| entries[k as u32 as usize]));
+        std::mem::swap(&mut self.current.entries, &mut self.sorted);
     }
 
     /// Remove and return the earliest event.
@@ -181,20 +442,20 @@ impl EventQueue {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.pop().map(|e| (e.time_ps, e.ev))
+        self.current.pop().map(|e| (e.time_ps, Event::unpack(e.ev)))
     }
 
     /// The event `n` places after the next one, when it is already in the bucket being
     /// executed: the run loop prefetches the state it will touch.
     #[inline(always)]
     pub fn ahead(&self, n: usize) -> Option<Event> {
-        let len = self.current.len();
-        (len > n).then(|| self.current[len - 1 - n].ev)
+        let ev = self.current.events();
+        (ev.len() > n).then(|| Event::unpack(ev[ev.len() - 1 - n].ev))
     }
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.current.len() + self.in_wheel + self.overflow.len()
+        self.current.len + self.in_wheel + self.overflow.len()
     }
 
     /// True when nothing is pending.
@@ -223,6 +484,26 @@ mod tests {
             })
             .collect();
         assert_eq!(hosts, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn equal_times_run_in_insertion_order_across_overflow_wheel_and_current_bucket() {
+        let host = |e: Option<(u64, Event)>| match e {
+            Some((_, Event::NicWake { host })) => host,
+            other => panic!("{other:?}"),
+        };
+        let mut q = EventQueue::default();
+        let t = (12_207 << BUCKET_SHIFT) + 4_000; // ~100 ms: beyond the horizon
+        q.push(t, Event::NicWake { host: 0 });
+        q.push(t - 100, Event::NicWake { host: 50 });
+        q.push(t - 5_000_000, Event::NicWake { host: 99 });
+        assert_eq!(host(q.pop()), 99);
+        q.push(t, Event::NicWake { host: 1 }); // now within the horizon: the wheel
+        assert_eq!(host(q.pop()), 50); // t's bucket: overflow and wheel entries merged
+        q.push(t, Event::NicWake { host: 2 }); // into the bucket being executed
+        let rest: Vec<u32> = (0..3).map(|_| host(q.pop())).collect();
+        assert_eq!(rest, vec![0, 1, 2]);
+        assert!(q.pop().is_none());
     }
 
     #[test]
@@ -266,7 +547,39 @@ mod tests {
     }
 
     #[test]
+    fn every_event_survives_packing() {
+        let m = u32::MAX;
+        let mut events = vec![
+            Event::TxDone { port: m },
+            Event::Arrive { port: 7, pkt: m },
+            Event::FlowStart { flow: 3 },
+            Event::FlowStop { flow: m },
+            Event::NicWake { host: 5 },
+            Event::Rto { flow: 6, epoch: m },
+            Event::AckTimer { flow: m },
+            Event::DeadlockCheck,
+            Event::ProgressCheck,
+            Event::SampleQueues,
+            Event::SampleRates,
+        ];
+        for owner in TimerOwner::ALL {
+            for (kind, id, epoch) in [(0, 0, 0), (255, m, m), (3, 1, m)] {
+                events.push(Event::Timer {
+                    owner,
+                    kind,
+                    id,
+                    epoch,
+                });
+            }
+        }
+        for e in events {
+            assert_eq!(Event::unpack(e.pack()), e);
+        }
+    }
+
+    #[test]
     fn event_is_small() {
         assert!(std::mem::size_of::<Event>() <= 16);
+        assert_eq!(std::mem::size_of::<Entry>(), 24);
     }
 }

@@ -172,10 +172,13 @@ impl Simulation {
             return;
         }
         ack.sub = data.sub;
-        let int = self.ints[data_pkt as usize];
+        // Usually the ACK takes the data packet's freed slot and its records as they are.
+        // Otherwise they are copied: sending from a host stamps no INT, so they are intact.
         let id = self.send_control(host, ack, true);
         if id != data_pkt {
-            *self.int_slot(id) = int;
+            self.int_slot(id);
+            let from = data_pkt as usize;
+            self.ints.copy_within(from..from + 1, id as usize);
         }
     }
 

@@ -60,7 +60,7 @@ pub fn assert_buffers_empty(sim: &Simulation) {
         assert_eq!(sw.ctrl_bytes, 0, "switch {} control bytes leaked", sw.node);
     }
     for p in &sim.ports {
-        assert_eq!(p.queued_pkts, 0);
+        assert_eq!(p.queued_pkts(), 0);
         assert!(
             p.ing_shared_bytes.iter().all(|&b| b == 0) && p.ing_hdrm_bytes.iter().all(|&b| b == 0)
         );
