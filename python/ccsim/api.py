@@ -41,7 +41,33 @@ PROGRESS_EVERY_EVENTS = 1 << 18
 _FLOW_TIMES = ("start", "finish", "fct", "ideal_fct")
 
 
-class RunResult:
+class EngineTables:
+    """The engine's tables (``TABLES``) as attributes: each becomes a DataFrame, with its
+    ``*_us`` columns added, when first read. A subclass says how to read one
+    (``_read_table``)."""
+
+    _tables: dict[str, pd.DataFrame]
+
+    def _read_table(self, name: str) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Engine table ``name`` (one of ``TABLES``)."""
+        if name not in self._tables:
+            df = self._read_table(name)
+            add_us_columns(name, df)
+            self._tables[name] = df
+        return self._tables[name]
+
+    flows = property(lambda self: self.table("flows"))
+    pfc_events = property(lambda self: self.table("pfc_events"))
+    pfc_ports = property(lambda self: self.table("pfc_ports"))
+    queues = property(lambda self: self.table("queues"))
+    flow_queues = property(lambda self: self.table("flow_queues"))
+    rates = property(lambda self: self.table("rates"))
+
+
+class RunResult(EngineTables):
     """Results of one run: five tables, the summary and the resolved scenario.
 
     Times in tables are integer picoseconds in ``*_ps`` columns; the float ``*_us`` columns are
@@ -79,22 +105,14 @@ class RunResult:
         self.summary = summary
         self.config = config
         self.out_dir = out_dir
-        # name -> DataFrame, or the engine's columns until the table is first read.
-        self._tables: dict[str, Any] = tables
+        # Each table as given (the engine's columns, or a DataFrame read from a directory)
+        # until it is first read.
+        self._given = tables
+        self._tables = {}
 
-    def _table(self, name: str) -> pd.DataFrame:
-        t = self._tables[name]
-        if isinstance(t, Mapping):  # the engine's columns
-            t = self._tables[name] = _frame(t)
-            add_us_columns(name, t)
-        return t
-
-    flows = property(lambda self: self._table("flows"))
-    pfc_events = property(lambda self: self._table("pfc_events"))
-    pfc_ports = property(lambda self: self._table("pfc_ports"))
-    queues = property(lambda self: self._table("queues"))
-    flow_queues = property(lambda self: self._table("flow_queues"))
-    rates = property(lambda self: self._table("rates"))
+    def _read_table(self, name: str) -> pd.DataFrame:
+        t = self._given.pop(name)
+        return _frame(t) if isinstance(t, Mapping) else t
 
     def __repr__(self) -> str:
         name = self.summary.get("name", "?")
@@ -306,8 +324,6 @@ def _load(d: Path) -> RunResult | SweepResult:
     missing = [f"{t}_ps" for t in _FLOW_TIMES if f"{t}_ps" not in tables["flows"]]
     if len(tables["flows"]) and missing:
         raise ValueError(f"flows.csv lacks the columns {', '.join(missing)}")
-    for name, df in tables.items():
-        add_us_columns(name, df)
     return RunResult(summary, config, d, **tables)
 
 

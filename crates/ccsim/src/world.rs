@@ -307,7 +307,6 @@ impl Simulation {
         let ser = port.tx_time_ps(size, self.s.tx_floor_ns);
         port.busy_until_ps = now + ser;
         port.tx_bytes += size;
-        port.tx_pkts += 1;
         self.link_traversals += 1;
         self.q.push(
             now + ser + port.delay_ps,

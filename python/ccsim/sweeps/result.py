@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-class SweepResult:
+class SweepResult(api.EngineTables):
     """A sweep's results: one row per run in :attr:`runs`, and each engine table of every finished
     run concatenated, with ``run_id`` and the run's parameters as leading columns.
 
@@ -64,23 +64,12 @@ class SweepResult:
         self.configs = dict(configs)
         self.out_dir = out_dir
         self.missing = list(missing)
-        self._read_table = read_table
-        self._tables: dict[str, pd.DataFrame] = {}
+        self._read = read_table
+        self._tables = {}
 
-    def table(self, name: str) -> pd.DataFrame:
-        """Engine table ``name`` (one of ``ccsim.api.TABLES``) of every finished run."""
-        if name not in self._tables:
-            df = self._read_table(name)
-            api.add_us_columns(name, df)
-            self._tables[name] = df
-        return self._tables[name]
-
-    flows = property(lambda self: self.table("flows"))
-    pfc_events = property(lambda self: self.table("pfc_events"))
-    pfc_ports = property(lambda self: self.table("pfc_ports"))
-    queues = property(lambda self: self.table("queues"))
-    flow_queues = property(lambda self: self.table("flow_queues"))
-    rates = property(lambda self: self.table("rates"))
+    def _read_table(self, name: str) -> pd.DataFrame:
+        """Engine table ``name`` of every finished run, concatenated."""
+        return self._read(name)
 
     @property
     def ok_runs(self) -> pd.DataFrame:

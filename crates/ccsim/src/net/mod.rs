@@ -197,8 +197,8 @@ pub struct IntStack {
 /// ingress accounting of the shared buffer for packets that arrived through it.
 ///
 /// Laid out in order (`repr(C)`) so that what every packet touches comes first: the
-/// transmitter in the first cache line, the queued bytes in the second, the ingress
-/// accounting in the next two; counters and rarely used state come last.
+/// transmitter and the backlog in the first cache line, the per-priority queued bytes in the
+/// second, the ingress accounting in the next two; counters and rarely used state come last.
 #[repr(C)]
 pub struct Port {
     /// The transmitter is busy until this time.
@@ -210,7 +210,8 @@ pub struct Port {
     pub ps_per_byte: u64,
     pub delay_ps: u64,
     pub tx_bytes: u64,
-    pub tx_pkts: u64,
+    /// The sum of `queue_bytes`, kept as it changes (read on every enqueue).
+    queued_bytes: u64,
     pub node: u32,
     /// The port at the other end of the link.
     pub peer: u32,
@@ -223,8 +224,6 @@ pub struct Port {
     /// Bit p set: we have sent PAUSE for priority p to the peer.
     pub pfc_sent_mask: u8,
     pub queue_bytes: [u64; NUM_PRIO],
-    /// The sum of `queue_bytes`, kept as it changes (read on every enqueue).
-    queued_bytes: u64,
     // Ingress side (switch ports): bytes of packets that entered through this port, outside
     // headroom (the first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
     pub ing_shared_bytes: [u64; NUM_PRIO],
@@ -303,7 +302,6 @@ impl Port {
             pfc_alpha: 0.0,
             pfc_sent_mask: 0,
             tx_bytes: 0,
-            tx_pkts: 0,
             pause_sent: 0,
             resume_sent: 0,
             pause_rx: 0,
@@ -368,5 +366,19 @@ impl Port {
     #[inline]
     pub fn backlog_bytes(&self) -> u64 {
         self.queued_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    #[test]
+    fn a_port_keeps_what_every_packet_touches_in_its_first_two_lines() {
+        assert!(offset_of!(Port, pfc_sent_mask) < 64);
+        assert!(offset_of!(Port, queued_bytes) < 64);
+        assert_eq!(offset_of!(Port, queue_bytes), 64);
+        assert_eq!(offset_of!(Port, ing_shared_bytes), 128);
     }
 }
