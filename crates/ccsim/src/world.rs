@@ -177,8 +177,10 @@ impl Simulation {
             if let Some(next) = self.q.ahead(PREFETCH_AHEAD) {
                 self.prefetch(next);
             }
-            if let Some(Event::Arrive { port, pkt }) = self.q.ahead(PREFETCH_AHEAD / 2) {
-                self.prefetch_egress(port, pkt);
+            match self.q.ahead(PREFETCH_AHEAD / 2) {
+                Some(Event::Arrive { port, pkt }) => self.prefetch_egress(port, pkt),
+                Some(Event::TxDone { port }) => self.prefetch_nic_flow(port),
+                _ => {}
             }
             self.dispatch(ev);
             if self.fatal.is_some() {
@@ -224,6 +226,24 @@ impl Simulation {
         crate::sim::prefetch(out);
         crate::sim::prefetch(&out.queue_bytes);
         crate::sim::prefetch(&out.queues[p.prio as usize % crate::net::NUM_PRIO]);
+        // The INT record the egress will append (HPCC), when the packet leaves at once.
+        if let Some(int) = self.ints.get(pkt as usize) {
+            crate::sim::prefetch(&int.hops[p.sub as usize % crate::net::MAX_INT_HOPS]);
+        }
+    }
+
+    /// For a transmitter about to fall free (its port prefetched by now): if it is a host's
+    /// NIC, start loading the flow its round-robin scan looks at first.
+    #[inline(always)]
+    fn prefetch_nic_flow(&self, port: u32) {
+        let hi = self.host_index[self.ports[port as usize].node as usize];
+        if let Some(h) = self.hosts.get(hi as usize) {
+            if let Some(&fid) = h.active.get(h.rr) {
+                let f = &self.flows[fid as usize];
+                crate::sim::prefetch(&f.ctl);
+                crate::sim::prefetch(&f.snd_nxt);
+            }
+        }
     }
 
     #[inline(always)]
