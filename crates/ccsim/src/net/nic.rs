@@ -4,7 +4,8 @@
 //! have passed, it holds credit, and its priority is not paused). When only time holds flows
 //! back, the NIC schedules a wake-up at the earliest such time.
 
-use crate::net::{Packet, PktKind, ACK_REQ, NUM_PRIO};
+use crate::net::{Packet, PktKind, ACK_REQ};
+use crate::scenario::config::Scheduler;
 use crate::sim::Event;
 use crate::world::Simulation;
 
@@ -18,14 +19,11 @@ impl Simulation {
             }
         }
         let port = &mut self.ports[pid as usize];
-        if port.has_queued() {
-            for p in 0..NUM_PRIO {
-                if port.paused_mask & (1 << p) == 0 {
-                    if let Some((pkt, _)) = port.dequeue(p, &self.pkts) {
-                        return Some(pkt);
-                    }
-                }
-            }
+        if let Some(p) = port.pick_priority(Scheduler::Strict) {
+            let (pkt, _) = port
+                .dequeue(p, &self.pkts)
+                .expect("picked a non-empty queue");
+            return Some(pkt);
         }
         let paused = port.paused_mask;
         if !self.s.prio_per_packet && paused & (1 << self.s.data_priority) != 0 {
