@@ -10,6 +10,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::Path;
 
+#[global_allocator]
+static ALLOC: ccsim::sim::alloc::HugePageAlloc = ccsim::sim::alloc::HugePageAlloc;
+
 create_exception!(
     _core,
     ScenarioError,

@@ -1,4 +1,7 @@
 //! Run a scenario file from the command line (Rust-only users): `cargo run --release --example run -- FILE [OUT]`.
+#[global_allocator]
+static ALLOC: ccsim::sim::alloc::HugePageAlloc = ccsim::sim::alloc::HugePageAlloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {

@@ -1,6 +1,7 @@
 //! Simulation core: integer-picosecond time and unit parsing, the deterministic event queue,
-//! and seeded RNG streams. Nothing here knows about packets or networks.
+//! seeded RNG streams and the binaries' allocator. Nothing here knows about packets or networks.
 
+pub mod alloc;
 pub mod interrupt;
 pub mod queue;
 pub mod rng;
