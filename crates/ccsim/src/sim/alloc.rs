@@ -1,79 +1,141 @@
-//! The global allocator of ccsim's binaries: the system allocator, except that blocks of 2 MiB
-//! and more (the port, packet, flow and route arrays of a large fabric) are aligned to 2 MiB
-//! and, on Linux, asked to be backed by transparent huge pages. At 8,192 hosts a packet's
-//! random accesses otherwise miss the TLB as well as the cache. Results do not depend on it.
+//! The global allocator of ccsim's binaries: the system allocator, except that on Linux blocks
+//! of 2 MiB and more (the port, packet, flow and route arrays of a large fabric) are mappings
+//! of their own, aligned to 2 MiB and advised onto transparent huge pages. At 8,192 hosts a
+//! packet's random accesses otherwise miss the TLB as well as the cache. Results do not
+//! depend on it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-/// One huge page: blocks this large or larger are aligned to it and rounded up to it.
+/// One huge page: blocks this large or larger get whole huge pages of their own.
 pub const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// `#[global_allocator] static A: HugePageAlloc = HugePageAlloc;` in a binary or cdylib.
 pub struct HugePageAlloc;
 
-impl HugePageAlloc {
-    /// The layout a large block is really allocated with: whole huge pages, aligned to one.
-    fn huge(l: Layout) -> Option<Layout> {
-        if l.size() < HUGE_PAGE_BYTES {
-            return None;
+/// The mapped length of a block of layout `l` when it gets huge pages of its own.
+fn huge_len(l: Layout) -> Option<usize> {
+    let huge = cfg!(target_os = "linux") && l.size() >= HUGE_PAGE_BYTES;
+    (huge && l.align() <= HUGE_PAGE_BYTES)
+        .then(|| l.size().checked_next_multiple_of(HUGE_PAGE_BYTES))
+        .flatten()
+}
+
+#[cfg(target_os = "linux")]
+mod huge {
+    use super::HUGE_PAGE_BYTES;
+
+    /// A fresh zeroed mapping of `len` bytes (a multiple of 2 MiB) aligned to 2 MiB; null if
+    /// the system has no memory for it.
+    pub fn map(len: usize) -> *mut u8 {
+        let Some(over) = len.checked_add(HUGE_PAGE_BYTES) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: a new private anonymous mapping; the parts outside the aligned block are
+        // unmapped again, and madvise only chooses how the block is backed.
+        unsafe {
+            let prot = libc::PROT_READ | libc::PROT_WRITE;
+            let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+            let raw = libc::mmap(std::ptr::null_mut(), over, prot, flags, -1, 0);
+            if raw == libc::MAP_FAILED {
+                return std::ptr::null_mut();
+            }
+            let raw = raw.cast::<u8>();
+            let head = raw.align_offset(HUGE_PAGE_BYTES);
+            if head > 0 {
+                libc::munmap(raw.cast(), head);
+            }
+            let p = raw.add(head);
+            if head < HUGE_PAGE_BYTES {
+                libc::munmap(p.add(len).cast(), HUGE_PAGE_BYTES - head);
+            }
+            // A hint: where the kernel has no huge pages, the block keeps small ones.
+            libc::madvise(p.cast(), len, libc::MADV_HUGEPAGE);
+            p
         }
-        let size = l.size().checked_next_multiple_of(HUGE_PAGE_BYTES)?;
-        Layout::from_size_align(size, l.align().max(HUGE_PAGE_BYTES)).ok()
+    }
+
+    /// Unmap a block of `map`.
+    pub unsafe fn unmap(p: *mut u8, len: usize) {
+        unsafe { libc::munmap(p.cast(), len) };
+    }
+
+    /// Resize a block of `map` from `old` to `new` bytes, moving its pages rather than copying
+    /// its contents; null (the old block intact) if the system has no memory for it.
+    pub unsafe fn remap(p: *mut u8, old: usize, new: usize) -> *mut u8 {
+        if new <= old {
+            if new < old {
+                unsafe { unmap(p.add(new), old - new) };
+            }
+            return p;
+        }
+        let q = map(new);
+        if q.is_null() {
+            return q;
+        }
+        // SAFETY: moves the old pages over the start of the new block (replacing its fresh
+        // ones); the old range is left unmapped.
+        let flags = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
+        let moved = unsafe { libc::mremap(p.cast(), old, old, flags, q) };
+        if moved == libc::MAP_FAILED {
+            unsafe { unmap(q, new) };
+            return std::ptr::null_mut();
+        }
+        q
     }
 }
 
-// SAFETY: every block comes from `System` and goes back to it; a large block is allocated with
-// a larger size and alignment than asked for, which `System::dealloc` (free) does not need
-// to be told of. `madvise` only changes how the block's pages are backed, never its contents.
+#[cfg(not(target_os = "linux"))]
+mod huge {
+    pub fn map(_: usize) -> *mut u8 {
+        unreachable!("huge_len is None off Linux")
+    }
+    pub unsafe fn unmap(_: *mut u8, _: usize) {}
+    pub unsafe fn remap(_: *mut u8, _: usize, _: usize) -> *mut u8 {
+        std::ptr::null_mut()
+    }
+}
+
+// SAFETY: small blocks come from `System` and go back to it; large ones are mappings of their
+// own (zeroed when fresh), sized by the same rule when they are freed or resized.
 unsafe impl GlobalAlloc for HugePageAlloc {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let Some(h) = Self::huge(l) else {
-            return unsafe { System.alloc(l) };
-        };
-        let p = unsafe { System.alloc(h) };
-        #[cfg(target_os = "linux")]
-        if !p.is_null() {
-            // A hint: where the kernel has no huge pages, the block keeps small ones.
-            unsafe { libc::madvise(p.cast(), h.size(), libc::MADV_HUGEPAGE) };
+        match huge_len(l) {
+            Some(len) => huge::map(len),
+            None => unsafe { System.alloc(l) },
         }
-        p
     }
 
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        match Self::huge(l) {
-            // Fresh large blocks are new mappings, zeroed by the kernel, but `System` only
-            // knows that for its own layouts: zero explicitly.
-            Some(_) => {
-                let p = unsafe { self.alloc(l) };
-                if !p.is_null() {
-                    unsafe { std::ptr::write_bytes(p, 0, l.size()) };
-                }
-                p
-            }
+        match huge_len(l) {
+            Some(len) => huge::map(len),
             None => unsafe { System.alloc_zeroed(l) },
         }
     }
 
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, Self::huge(l).unwrap_or(l)) }
+        match huge_len(l) {
+            Some(len) => unsafe { huge::unmap(p, len) },
+            None => unsafe { System.dealloc(p, l) },
+        }
     }
 
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
-        if l.size() < HUGE_PAGE_BYTES && new_size < HUGE_PAGE_BYTES {
-            return unsafe { System.realloc(p, l, new_size) };
-        }
-        // Crossing into or among large blocks: move, so the new block is aligned too.
         let Ok(new) = Layout::from_size_align(new_size, l.align()) else {
             return std::ptr::null_mut();
         };
-        let q = unsafe { self.alloc(new) };
-        if !q.is_null() {
-            unsafe {
-                std::ptr::copy_nonoverlapping(p, q, l.size().min(new_size));
-                self.dealloc(p, l);
-            }
+        match (huge_len(l), huge_len(new)) {
+            (None, None) => unsafe { System.realloc(p, l, new_size) },
+            (Some(old_len), Some(new_len)) => unsafe { huge::remap(p, old_len, new_len) },
+            // Crossing the threshold: copy between a small block and a mapping.
+            _ => unsafe {
+                let q = self.alloc(new);
+                if !q.is_null() {
+                    std::ptr::copy_nonoverlapping(p, q, l.size().min(new_size));
+                    self.dealloc(p, l);
+                }
+                q
+            },
         }
-        q
     }
 }
 
@@ -84,30 +146,35 @@ mod tests {
     #[test]
     fn blocks_keep_their_contents_across_the_huge_page_threshold() {
         let a = HugePageAlloc;
-        let small = Layout::from_size_align(4096, 8).unwrap();
+        let mut l = Layout::from_size_align(4096, 8).unwrap();
         unsafe {
-            let p = a.alloc(small);
+            let mut p = a.alloc(l);
             for i in 0..4096 {
                 *p.add(i) = i as u8;
             }
-            // Small -> large -> larger -> small: contents preserved, large blocks aligned.
-            let mut l = small;
-            let mut p = p;
-            for size in [HUGE_PAGE_BYTES + 1, 3 * HUGE_PAGE_BYTES, 1000] {
+            // Small -> large -> larger -> smaller -> small: contents kept, large blocks aligned.
+            for size in [
+                HUGE_PAGE_BYTES + 1,
+                5 * HUGE_PAGE_BYTES,
+                3 * HUGE_PAGE_BYTES,
+                1000,
+            ] {
                 p = a.realloc(p, l, size);
                 assert!(!p.is_null());
-                if size >= HUGE_PAGE_BYTES {
+                if cfg!(target_os = "linux") && size >= HUGE_PAGE_BYTES {
                     assert_eq!(p as usize % HUGE_PAGE_BYTES, 0, "{size} bytes not aligned");
+                    // The whole block is writable.
+                    *p.add(size - 1) = 7;
                 }
                 l = Layout::from_size_align(size, 8).unwrap();
                 for i in 0..1000 {
-                    assert_eq!(*p.add(i), i as u8, "byte {i} after growing to {size}");
+                    assert_eq!(*p.add(i), i as u8, "byte {i} after resizing to {size}");
                 }
             }
             a.dealloc(p, l);
-            let big = Layout::from_size_align(HUGE_PAGE_BYTES * 2, 64).unwrap();
+            let big = Layout::from_size_align(HUGE_PAGE_BYTES * 2 + 5, 64).unwrap();
             let z = a.alloc_zeroed(big);
-            assert!((0..big.size()).step_by(4093).all(|i| *z.add(i) == 0));
+            assert!((0..big.size()).all(|i| *z.add(i) == 0));
             a.dealloc(z, big);
         }
     }
