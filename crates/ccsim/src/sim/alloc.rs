@@ -4,29 +4,33 @@
 //! packet's random accesses otherwise miss the TLB as well as the cache. Results do not
 //! depend on it.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-
 /// One huge page: blocks this large or larger get whole huge pages of their own.
 pub const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// `#[global_allocator] static A: HugePageAlloc = HugePageAlloc;` in a binary or cdylib.
-pub struct HugePageAlloc;
-
-/// The mapped length of a block of layout `l` when it gets huge pages of its own.
-fn huge_len(l: Layout) -> Option<usize> {
-    let huge = cfg!(target_os = "linux") && l.size() >= HUGE_PAGE_BYTES;
-    (huge && l.align() <= HUGE_PAGE_BYTES)
-        .then(|| l.size().checked_next_multiple_of(HUGE_PAGE_BYTES))
-        .flatten()
-}
+#[cfg(target_os = "linux")]
+pub use linux::HugePageAlloc;
+/// Off Linux, the system allocator.
+#[cfg(not(target_os = "linux"))]
+pub use std::alloc::System as HugePageAlloc;
 
 #[cfg(target_os = "linux")]
-mod huge {
+mod linux {
     use super::HUGE_PAGE_BYTES;
+    use std::alloc::{GlobalAlloc, Layout, System};
+
+    pub struct HugePageAlloc;
+
+    /// The mapped length of a block of layout `l` when it gets huge pages of its own.
+    fn huge_len(l: Layout) -> Option<usize> {
+        (l.size() >= HUGE_PAGE_BYTES && l.align() <= HUGE_PAGE_BYTES)
+            .then(|| l.size().checked_next_multiple_of(HUGE_PAGE_BYTES))
+            .flatten()
+    }
 
     /// A fresh zeroed mapping of `len` bytes (a multiple of 2 MiB) aligned to 2 MiB; null if
     /// the system has no memory for it.
-    pub fn map(len: usize) -> *mut u8 {
+    fn map(len: usize) -> *mut u8 {
         let Some(over) = len.checked_add(HUGE_PAGE_BYTES) else {
             return std::ptr::null_mut();
         };
@@ -55,17 +59,17 @@ mod huge {
     }
 
     /// Unmap a block of `map`.
-    pub unsafe fn unmap(p: *mut u8, len: usize) {
+    unsafe fn unmap(p: *mut u8, len: usize) {
         unsafe { libc::munmap(p.cast(), len) };
     }
 
     /// Resize a block of `map` from `old` to `new` bytes, moving its pages rather than copying
     /// its contents; null (the old block intact) if the system has no memory for it.
-    pub unsafe fn remap(p: *mut u8, old: usize, new: usize) -> *mut u8 {
+    unsafe fn remap(p: *mut u8, old: usize, new: usize) -> *mut u8 {
+        if new < old {
+            unsafe { unmap(p.add(new), old - new) };
+        }
         if new <= old {
-            if new < old {
-                unsafe { unmap(p.add(new), old - new) };
-            }
             return p;
         }
         let q = map(new);
@@ -82,59 +86,48 @@ mod huge {
         }
         q
     }
-}
 
-#[cfg(not(target_os = "linux"))]
-mod huge {
-    pub fn map(_: usize) -> *mut u8 {
-        unreachable!("huge_len is None off Linux")
-    }
-    pub unsafe fn unmap(_: *mut u8, _: usize) {}
-    pub unsafe fn remap(_: *mut u8, _: usize, _: usize) -> *mut u8 {
-        std::ptr::null_mut()
-    }
-}
-
-// SAFETY: small blocks come from `System` and go back to it; large ones are mappings of their
-// own (zeroed when fresh), sized by the same rule when they are freed or resized.
-unsafe impl GlobalAlloc for HugePageAlloc {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        match huge_len(l) {
-            Some(len) => huge::map(len),
-            None => unsafe { System.alloc(l) },
+    // SAFETY: small blocks come from `System` and go back to it; large ones are mappings of their
+    // own (zeroed when fresh), sized by the same rule when they are freed or resized.
+    unsafe impl GlobalAlloc for HugePageAlloc {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            match huge_len(l) {
+                Some(len) => map(len),
+                None => unsafe { System.alloc(l) },
+            }
         }
-    }
 
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        match huge_len(l) {
-            Some(len) => huge::map(len),
-            None => unsafe { System.alloc_zeroed(l) },
+        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+            match huge_len(l) {
+                Some(len) => map(len),
+                None => unsafe { System.alloc_zeroed(l) },
+            }
         }
-    }
 
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        match huge_len(l) {
-            Some(len) => unsafe { huge::unmap(p, len) },
-            None => unsafe { System.dealloc(p, l) },
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            match huge_len(l) {
+                Some(len) => unsafe { unmap(p, len) },
+                None => unsafe { System.dealloc(p, l) },
+            }
         }
-    }
 
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
-        let Ok(new) = Layout::from_size_align(new_size, l.align()) else {
-            return std::ptr::null_mut();
-        };
-        match (huge_len(l), huge_len(new)) {
-            (None, None) => unsafe { System.realloc(p, l, new_size) },
-            (Some(old_len), Some(new_len)) => unsafe { huge::remap(p, old_len, new_len) },
-            // Crossing the threshold: copy between a small block and a mapping.
-            _ => unsafe {
-                let q = self.alloc(new);
-                if !q.is_null() {
-                    std::ptr::copy_nonoverlapping(p, q, l.size().min(new_size));
-                    self.dealloc(p, l);
-                }
-                q
-            },
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
+            let Ok(new) = Layout::from_size_align(new_size, l.align()) else {
+                return std::ptr::null_mut();
+            };
+            match (huge_len(l), huge_len(new)) {
+                (None, None) => unsafe { System.realloc(p, l, new_size) },
+                (Some(old_len), Some(new_len)) => unsafe { remap(p, old_len, new_len) },
+                // Crossing the threshold: copy between a small block and a mapping.
+                _ => unsafe {
+                    let q = self.alloc(new);
+                    if !q.is_null() {
+                        std::ptr::copy_nonoverlapping(p, q, l.size().min(new_size));
+                        self.dealloc(p, l);
+                    }
+                    q
+                },
+            }
         }
     }
 }
@@ -142,6 +135,7 @@ unsafe impl GlobalAlloc for HugePageAlloc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::alloc::{GlobalAlloc, Layout};
 
     #[test]
     fn blocks_keep_their_contents_across_the_huge_page_threshold() {
