@@ -179,7 +179,7 @@ impl Simulation {
             }
             match self.q.ahead(PREFETCH_AHEAD / 2) {
                 Some(Event::Arrive { port, pkt }) => self.prefetch_egress(port, pkt),
-                Some(Event::TxDone { port }) => self.prefetch_nic_flow(port),
+                Some(Event::TxDone { port }) => self.prefetch_departure(port),
                 _ => {}
             }
             self.dispatch(ev);
@@ -213,30 +213,48 @@ impl Simulation {
         crate::sim::prefetch(&p.queue_bytes);
     }
 
-    /// For a packet about to reach a switch (its state prefetched by now): start loading the
-    /// egress port it will be queued at.
+    /// For a packet about to reach a switch (its state prefetched by now): start loading its
+    /// ingress accounting and the egress port it will be queued at.
     #[inline(always)]
     fn prefetch_egress(&self, port: u32, pkt: u32) {
-        let si = self.switch_index[self.ports[port as usize].node as usize];
+        let in_port = &self.ports[port as usize];
+        let si = self.switch_index[in_port.node as usize];
         let p = &self.pkts[pkt];
-        if si == u32::MAX || matches!(p.kind, PktKind::Pause | PktKind::Resume) {
+        if si == u32::MAX {
+            // An ACK reaching its sender: the INT records the scheme reads (HPCC).
+            if let (PktKind::Ack, Some(int)) = (p.kind, self.ints.get(pkt as usize)) {
+                for h in int.hops.iter().step_by(2) {
+                    crate::sim::prefetch(h);
+                }
+            }
             return;
         }
+        if matches!(p.kind, PktKind::Pause | PktKind::Resume) {
+            return;
+        }
+        let prio = p.prio as usize % crate::net::NUM_PRIO;
+        crate::sim::prefetch(&in_port.ing[prio]);
         let out = &self.ports[self.ecmp_next_hop(si, p.dst_host, p.flow) as usize];
         crate::sim::prefetch(out);
         crate::sim::prefetch(&out.queue_bytes);
-        crate::sim::prefetch(&out.queues[p.prio as usize % crate::net::NUM_PRIO]);
-        // The INT record the egress will append (HPCC), when the packet leaves at once.
+        crate::sim::prefetch(&out.queues[prio]);
+        crate::sim::prefetch(&out.max_queue_bytes); // with the RED thresholds
+                                                    // The INT record the egress will append (HPCC), when the packet leaves at once.
         if let Some(int) = self.ints.get(pkt as usize) {
             crate::sim::prefetch(&int.hops[p.sub as usize % crate::net::MAX_INT_HOPS]);
         }
     }
 
-    /// For a transmitter about to fall free (its port prefetched by now): if it is a host's
-    /// NIC, start loading the flow its round-robin scan looks at first.
+    /// For a transmitter about to fall free (its port prefetched by now): start loading the
+    /// queue it will send from, and if it is a host's NIC, the flow its round-robin scan looks
+    /// at first.
     #[inline(always)]
-    fn prefetch_nic_flow(&self, port: u32) {
-        let hi = self.host_index[self.ports[port as usize].node as usize];
+    fn prefetch_departure(&self, port: u32) {
+        let p = &self.ports[port as usize];
+        if let Some(prio) = p.first_queued() {
+            crate::sim::prefetch(&p.queues[prio]);
+        }
+        let hi = self.host_index[p.node as usize];
         if let Some(h) = self.hosts.get(hi as usize) {
             if let Some(&fid) = h.active.get(h.rr) {
                 let f = &self.flows[fid as usize];
@@ -309,7 +327,7 @@ impl Simulation {
     #[inline(never)]
     fn port_start(&mut self, pid: u32) {
         let port = &mut self.ports[pid as usize];
-        let pkt = match port.pfc_out.pop_front() {
+        let pkt = match port.pop_pfc() {
             Some(p) => Some(p),
             None if port.is_host => self.nic_dequeue(pid),
             None => self.switch_dequeue(pid),
@@ -335,9 +353,8 @@ impl Simulation {
                 pkt,
             },
         );
-        let more = !port.pfc_out.is_empty()
+        let more = port.has_side_queued()
             || port.has_queued()
-            || !port.limited.is_empty()
             || (port.is_host
                 && !self.hosts[self.host_index[port.node as usize] as usize]
                     .active

@@ -81,7 +81,7 @@ impl Simulation {
         self.fatal = Some(SimError(format!(
             "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} priority {prio} overflowed ({} + {size} > {} bytes); raise fabric.pfc.headroom",
             self.now_ps as f64 / 1e6,
-            port.ing_hdrm_bytes[prio],
+            port.ing[prio].hdrm_bytes,
             port.hdrm_reserve_bytes
         )));
         false
@@ -113,23 +113,23 @@ impl Simulation {
                 return Admit::Drop;
             }
             self.switches[si].shared_used_bytes += size;
-            self.ports[in_port as usize].ing_shared_bytes[prio] += size;
+            self.ports[in_port as usize].ing[prio].shared_bytes += size;
             return Admit::Ok;
         }
         let thresh = self.pfc_threshold(si, in_port);
         let reserve = self.s.pfc_reserve_bytes;
         let port = &self.ports[in_port as usize];
         // Bytes of the queue in the shared pool with this packet.
-        let shared_after = (port.ing_shared_bytes[prio] + size).saturating_sub(reserve);
+        let shared_after = (port.ing[prio].shared_bytes + size).saturating_sub(reserve);
         // Past the threshold: headroom, if it has room.
-        let past = port.ing_hdrm_bytes[prio] > 0 || shared_after > thresh;
-        let to_hdrm = past && port.ing_hdrm_bytes[prio] + size <= port.hdrm_reserve_bytes;
+        let past = port.ing[prio].hdrm_bytes > 0 || shared_after > thresh;
+        let to_hdrm = past && port.ing[prio].hdrm_bytes + size <= port.hdrm_reserve_bytes;
         if past && !to_hdrm && !self.past_full_headroom(si, in_port, prio, size, ack) {
             return Admit::Fatal;
         }
         let port = &mut self.ports[in_port as usize];
         if to_hdrm {
-            port.ing_hdrm_bytes[prio] += size;
+            port.ing[prio].hdrm_bytes += size;
             self.switches[si].hdrm_used_bytes += size;
         } else {
             let sw = &mut self.switches[si];
@@ -140,12 +140,12 @@ impl Simulation {
                 return Admit::Fatal;
             }
             sw.shared_used_bytes += to_pool;
-            port.ing_shared_bytes[prio] += size;
+            port.ing[prio].shared_bytes += size;
         }
         let bit = 1u8 << prio;
         if port.pfc_sent_mask & bit == 0
-            && (port.ing_hdrm_bytes[prio] > 0
-                || port.ing_shared_bytes[prio].saturating_sub(reserve) >= thresh)
+            && (port.ing[prio].hdrm_bytes > 0
+                || port.ing[prio].shared_bytes.saturating_sub(reserve) >= thresh)
         {
             port.pfc_sent_mask |= bit;
             self.send_pfc(in_port, prio as u8, true);
@@ -157,18 +157,18 @@ impl Simulation {
     /// drained.
     pub(crate) fn release(&mut self, si: usize, in_port: u32, prio: usize, size: u64) {
         let port = &mut self.ports[in_port as usize];
-        let from_hdrm = port.ing_hdrm_bytes[prio].min(size);
-        port.ing_hdrm_bytes[prio] -= from_hdrm;
+        let from_hdrm = port.ing[prio].hdrm_bytes.min(size);
+        port.ing[prio].hdrm_bytes -= from_hdrm;
         self.switches[si].hdrm_used_bytes -= from_hdrm;
         let rest = size - from_hdrm;
         let reserve = self.s.pfc_reserve_bytes;
-        let from_pool = rest.min(port.ing_shared_bytes[prio].saturating_sub(reserve));
-        port.ing_shared_bytes[prio] -= rest;
+        let from_pool = rest.min(port.ing[prio].shared_bytes.saturating_sub(reserve));
+        port.ing[prio].shared_bytes -= rest;
         self.switches[si].shared_used_bytes -= from_pool;
         let bit = 1u8 << prio;
         let port = &self.ports[in_port as usize];
-        if port.pfc_sent_mask & bit != 0 && port.ing_hdrm_bytes[prio] == 0 {
-            let shared = port.ing_shared_bytes[prio].saturating_sub(reserve);
+        if port.pfc_sent_mask & bit != 0 && port.ing[prio].hdrm_bytes == 0 {
+            let shared = port.ing[prio].shared_bytes.saturating_sub(reserve);
             let thresh = self.pfc_threshold(si, in_port);
             if shared == 0 || shared + self.s.pfc_resume_offset_bytes <= thresh {
                 self.ports[in_port as usize].pfc_sent_mask &= !bit;

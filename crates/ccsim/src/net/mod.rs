@@ -168,6 +168,9 @@ impl std::ops::IndexMut<u32> for Arena {
 
 /// Number of priority classes per port.
 pub const NUM_PRIO: usize = 8;
+/// `Port::side_mask` bits: PFC frames queued, rate-limited control packets queued.
+const SIDE_PFC: u8 = 1;
+const SIDE_LIMITED: u8 = 2;
 
 /// Most switch hops an INT header records (the HPCC simulator's `IntHeader::maxHop`).
 pub const MAX_INT_HOPS: usize = 5;
@@ -193,13 +196,23 @@ pub struct IntStack {
     pub hops: [IntHop; MAX_INT_HOPS],
 }
 
+/// Buffer bytes charged to one (ingress port, priority) queue: outside headroom and in it. Side
+/// by side, so that admitting or releasing a packet touches one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IngressBytes {
+    pub shared_bytes: u64,
+    pub hdrm_bytes: u64,
+}
+
 /// One end of a full-duplex link: egress queues and transmitter, plus (on switches) the
 /// ingress accounting of the shared buffer for packets that arrived through it.
 ///
-/// Laid out in order (`repr(C)`) so that what every packet touches comes first: the
-/// transmitter and the backlog in the first cache line, the per-priority queued bytes in the
-/// second, the ingress accounting in the next two; counters and rarely used state come last.
-#[repr(C)]
+/// Laid out in order (`repr(C)`) and aligned to a cache line so that what every packet touches
+/// sits in few lines: the transmitter, the backlog and the queue bitmaps in the first, the
+/// per-priority queued bytes in the second, the ingress accounting in the next two (a priority's
+/// in one), the RED thresholds, queue maximum and PFC alpha together after the queues;
+/// counters and rarely used state come last.
+#[repr(C, align(64))]
 pub struct Port {
     /// The transmitter is busy until this time.
     pub busy_until_ps: u64,
@@ -223,18 +236,20 @@ pub struct Port {
     nonempty_mask: u8,
     /// Bit p set: we have sent PAUSE for priority p to the peer.
     pub pfc_sent_mask: u8,
+    /// `pfc_out` / `limited` hold packets (`SIDE_PFC`, `SIDE_LIMITED`): every departure asks,
+    /// and the answer sits here rather than in their own cache line.
+    side_mask: u8,
     pub queue_bytes: [u64; NUM_PRIO],
     // Ingress side (switch ports): bytes of packets that entered through this port, outside
     // headroom (the first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
-    pub ing_shared_bytes: [u64; NUM_PRIO],
-    pub ing_hdrm_bytes: [u64; NUM_PRIO],
+    pub ing: [IngressBytes; NUM_PRIO],
     /// Egress queues by priority (switch ports; host ports queue only control packets here).
     pub queues: [VecDeque<u32>; NUM_PRIO],
     /// PFC frames to send: ahead of everything, never paused.
-    pub pfc_out: VecDeque<u32>,
+    pfc_out: VecDeque<u32>,
     /// The scheme's rate-limited control queue (`Settings::ctrl_queue`), and the earliest time
     /// it may send next.
-    pub limited: VecDeque<u32>,
+    limited: VecDeque<u32>,
     pub limited_next_ps: u64,
     pub rate_bps: u64,
     /// RED thresholds for this port (scaled by rate); kmax == 0 means marking off.
@@ -294,10 +309,10 @@ impl Port {
             txdone_at_ps: u64::MAX,
             rr_last: 0,
             nonempty_mask: 0,
+            side_mask: 0,
             kmin_bytes: 0,
             kmax_bytes: 0,
-            ing_shared_bytes: [0; NUM_PRIO],
-            ing_hdrm_bytes: [0; NUM_PRIO],
+            ing: Default::default(),
             hdrm_reserve_bytes: 0,
             pfc_alpha: 0.0,
             pfc_sent_mask: 0,
@@ -345,16 +360,78 @@ impl Port {
         if self.queues[prio].is_empty() {
             self.nonempty_mask &= !(1 << prio);
         }
+        if let Some(&next) = self.queues[prio].front() {
+            // It leaves next, one serialization time from now.
+            pkts.prefetch(next);
+        }
         let size = pkts[pkt].size_bytes as u64;
         self.queue_bytes[prio] -= size;
         self.queued_bytes -= size;
         Some((pkt, size))
     }
 
+    /// The most urgent priority whose queue holds packets (the one a departure will most
+    /// likely take from).
+    #[inline]
+    pub fn first_queued(&self) -> Option<usize> {
+        (self.nonempty_mask != 0).then(|| self.nonempty_mask.trailing_zeros() as usize)
+    }
+
     /// True when any priority's queue holds packets.
     #[inline]
     pub fn has_queued(&self) -> bool {
         self.nonempty_mask != 0
+    }
+
+    /// True when the PFC or the rate-limited control queue holds packets.
+    #[inline]
+    pub fn has_side_queued(&self) -> bool {
+        self.side_mask != 0
+    }
+
+    /// Queue a PFC frame: it leaves before anything else.
+    pub fn push_pfc(&mut self, pkt: u32) {
+        self.pfc_out.push_back(pkt);
+        self.side_mask |= SIDE_PFC;
+    }
+
+    /// Take the next PFC frame to send.
+    #[inline]
+    pub fn pop_pfc(&mut self) -> Option<u32> {
+        if self.side_mask & SIDE_PFC == 0 {
+            return None;
+        }
+        let pkt = self.pfc_out.pop_front();
+        if self.pfc_out.is_empty() {
+            self.side_mask &= !SIDE_PFC;
+        }
+        pkt
+    }
+
+    /// The rate-limited control queue (`Settings::ctrl_queue`).
+    pub fn limited(&self) -> &VecDeque<u32> {
+        &self.limited
+    }
+
+    /// True when the rate-limited control queue holds packets.
+    #[inline]
+    pub fn has_limited(&self) -> bool {
+        self.side_mask & SIDE_LIMITED != 0
+    }
+
+    /// Append `pkt` to the rate-limited control queue.
+    pub fn push_limited(&mut self, pkt: u32) {
+        self.limited.push_back(pkt);
+        self.side_mask |= SIDE_LIMITED;
+    }
+
+    /// Take the head of the rate-limited control queue.
+    pub fn pop_limited(&mut self) -> Option<u32> {
+        let pkt = self.limited.pop_front();
+        if self.limited.is_empty() {
+            self.side_mask &= !SIDE_LIMITED;
+        }
+        pkt
     }
 
     /// Packets queued for transmission on this port, every priority.
@@ -375,10 +452,28 @@ mod tests {
     use std::mem::offset_of;
 
     #[test]
-    fn a_port_keeps_what_every_packet_touches_in_its_first_two_lines() {
-        assert!(offset_of!(Port, pfc_sent_mask) < 64);
-        assert!(offset_of!(Port, queued_bytes) < 64);
+    fn a_port_keeps_what_every_packet_touches_in_few_cache_lines() {
+        assert_eq!(std::mem::align_of::<Port>(), 64);
+        let line = |offset: usize| offset / 64;
+        for first in [
+            offset_of!(Port, pfc_sent_mask),
+            offset_of!(Port, side_mask),
+            offset_of!(Port, queued_bytes),
+        ] {
+            assert_eq!(line(first), 0);
+        }
         assert_eq!(offset_of!(Port, queue_bytes), 64);
-        assert_eq!(offset_of!(Port, ing_shared_bytes), 128);
+        assert_eq!(offset_of!(Port, ing), 128);
+        assert_eq!(64 % std::mem::size_of::<IngressBytes>(), 0);
+        let red = line(offset_of!(Port, kmin_bytes));
+        for f in [
+            offset_of!(Port, kmax_bytes),
+            offset_of!(Port, max_queue_bytes),
+            offset_of!(Port, hdrm_reserve_bytes),
+            offset_of!(Port, pfc_alpha),
+            offset_of!(Port, rate_bps),
+        ] {
+            assert_eq!(line(f), red);
+        }
     }
 }

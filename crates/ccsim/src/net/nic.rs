@@ -13,7 +13,7 @@ impl Simulation {
     /// Pick the next packet for host port `pid`, building a data packet if a flow may send.
     pub(crate) fn nic_dequeue(&mut self, pid: u32) -> Option<u32> {
         let now = self.now_ps;
-        if !self.ports[pid as usize].limited.is_empty() {
+        if self.ports[pid as usize].has_limited() {
             if let Some(pkt) = self.limited_dequeue(pid) {
                 return Some(pkt);
             }

@@ -56,7 +56,7 @@ impl Simulation {
         } else {
             port.resume_sent += 1;
         }
-        port.pfc_out.push_back(pkt);
+        port.push_pfc(pkt);
         if self.s.record_pfc_events {
             self.metrics.pfc_events.push(crate::metrics::PfcEvent {
                 time_ps: self.now_ps,
@@ -107,7 +107,7 @@ impl Simulation {
     fn waits_on(&self, pid: u32, prio: u8) -> impl Iterator<Item = u32> + '_ {
         let ingress = &self.ports[self.ports[pid as usize].peer as usize];
         let p = prio as usize;
-        let holds = ingress.ing_shared_bytes[p] + ingress.ing_hdrm_bytes[p] > 0;
+        let holds = ingress.ing[p].shared_bytes + ingress.ing[p].hdrm_bytes > 0;
         let si = self.switch_index[ingress.node as usize];
         let next: &[u32] = if holds && si != u32::MAX {
             &self.deadlock.switch_ports[si as usize]

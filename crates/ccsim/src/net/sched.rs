@@ -50,12 +50,12 @@ impl Simulation {
     pub(crate) fn limited_enqueue(&mut self, pid: u32, pkt: u32) -> bool {
         let limit = self.s.ctrl_queue.map_or(0, |c| c.limit_packets) as usize;
         let port = &mut self.ports[pid as usize];
-        if port.limited.len() >= limit {
+        if port.limited().len() >= limit {
             port.ctrl_drops += 1;
             self.pkts.free(pkt);
             return false;
         }
-        port.limited.push_back(pkt);
+        port.push_limited(pkt);
         true
     }
 
@@ -67,9 +67,9 @@ impl Simulation {
         let c = self.s.ctrl_queue?;
         let now = self.now_ps;
         let port = &mut self.ports[pid as usize];
-        let &pkt = port.limited.front()?;
+        let &pkt = port.limited().front()?;
         if port.limited_next_ps <= now {
-            port.limited.pop_front();
+            port.pop_limited();
             let ser = port.tx_time_ps(self.pkts[pkt].size_bytes as u64, self.s.tx_floor_ns);
             let gap = ser * c.share_den as u64 / c.share_num as u64;
             port.limited_next_ps = now + gap;

@@ -168,7 +168,7 @@ impl Simulation {
 
     /// Pick the next packet for switch egress port `pid` and do the dequeue-time work.
     pub(crate) fn switch_dequeue(&mut self, pid: u32) -> Option<u32> {
-        if !self.ports[pid as usize].limited.is_empty() {
+        if self.ports[pid as usize].has_limited() {
             if let Some(pkt) = self.limited_dequeue(pid) {
                 let si = self.switch_index[self.ports[pid as usize].node as usize] as usize;
                 self.switches[si].ctrl_bytes -= self.pkts[pkt].size_bytes as u64;

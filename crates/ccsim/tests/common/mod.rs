@@ -61,12 +61,14 @@ pub fn assert_buffers_empty(sim: &Simulation) {
     }
     for p in &sim.ports {
         assert_eq!(p.queued_pkts(), 0);
-        // The running sum and the bitmap drained with the queues.
+        // The running sum and the bitmaps drained with the queues.
         assert_eq!(p.backlog_bytes(), 0);
         assert!(!p.has_queued());
-        assert!(
-            p.ing_shared_bytes.iter().all(|&b| b == 0) && p.ing_hdrm_bytes.iter().all(|&b| b == 0)
-        );
+        assert!(!p.has_side_queued());
+        assert!(p
+            .ing
+            .iter()
+            .all(|q| q.shared_bytes == 0 && q.hdrm_bytes == 0));
     }
 }
 
