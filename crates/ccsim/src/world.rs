@@ -238,8 +238,9 @@ impl Simulation {
         crate::sim::prefetch(out);
         crate::sim::prefetch(&out.queue_bytes);
         crate::sim::prefetch(&out.queues[prio]);
-        crate::sim::prefetch(&out.max_queue_bytes); // with the RED thresholds
-                                                    // The INT record the egress will append (HPCC), when the packet leaves at once.
+        // The line with the queue maximum and the RED thresholds.
+        crate::sim::prefetch(&out.max_queue_bytes);
+        // The INT record the egress will append (HPCC), when the packet leaves at once.
         if let Some(int) = self.ints.get(pkt as usize) {
             crate::sim::prefetch(&int.hops[p.sub as usize % crate::net::MAX_INT_HOPS]);
         }
