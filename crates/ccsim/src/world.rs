@@ -15,8 +15,12 @@ use crate::sim::{Event, EventQueue, Rng, TimerOwner};
 use crate::topo::{Routes, Topology};
 use crate::transport::Flow;
 
-/// How many events ahead the run loop prefetches (`Simulation::prefetch`).
+/// How many events ahead the run loop prefetches a coming event's packet and port
+/// (`Simulation::prefetch`), then its route entry (`prefetch_route`), then at half the first
+/// distance what its handler touches next (`prefetch_egress`, `prefetch_departure`): each
+/// stage reads what the one before loaded.
 const PREFETCH_AHEAD: usize = 8;
+const ROUTE_AHEAD: usize = 6;
 
 /// Resolved numeric settings the handlers use on the hot path.
 #[derive(Clone, Debug)]
@@ -114,6 +118,8 @@ pub struct Simulation {
     pub switches: Vec<BufferState>,
     pub hosts: Vec<HostState>,
     pub routes: Routes,
+    /// The run loop prefetches route entries (`Routes::worth_prefetching`).
+    pub prefetch_routes: bool,
     pub flows: Vec<Flow>,
     /// The run's scheme and its parameters; every hook is called through it.
     pub cc: CcParams,
@@ -177,6 +183,11 @@ impl Simulation {
             if let Some(next) = self.q.ahead(PREFETCH_AHEAD) {
                 self.prefetch(next);
             }
+            if self.prefetch_routes {
+                if let Some(Event::Arrive { port, pkt }) = self.q.ahead(ROUTE_AHEAD) {
+                    self.prefetch_route(port, pkt);
+                }
+            }
             match self.q.ahead(PREFETCH_AHEAD / 2) {
                 Some(Event::Arrive { port, pkt }) => self.prefetch_egress(port, pkt),
                 Some(Event::TxDone { port }) => self.prefetch_departure(port),
@@ -210,7 +221,18 @@ impl Simulation {
         };
         let p = &self.ports[port as usize];
         crate::sim::prefetch(p);
-        crate::sim::prefetch(&p.queue_bytes);
+        // The second line: queue maximum, RED thresholds, PFC settings.
+        crate::sim::prefetch(&p.max_queue_bytes);
+    }
+
+    /// For a packet coming to a switch (the packet and the port prefetched by now): start
+    /// loading the route table entry `prefetch_egress` will read.
+    #[inline(always)]
+    fn prefetch_route(&self, port: u32, pkt: u32) {
+        let si = self.switch_index[self.ports[port as usize].node as usize];
+        if si != u32::MAX {
+            self.routes.prefetch(si, self.pkts[pkt].dst_host);
+        }
     }
 
     /// For a packet about to reach a switch (its state prefetched by now): start loading its
@@ -233,13 +255,12 @@ impl Simulation {
             return;
         }
         let prio = p.prio as usize % crate::net::NUM_PRIO;
-        crate::sim::prefetch(&in_port.ing[prio]);
+        crate::sim::prefetch(&in_port.prios[prio].ing);
         let out = &self.ports[self.ecmp_next_hop(si, p.dst_host, p.flow) as usize];
         crate::sim::prefetch(out);
-        crate::sim::prefetch(&out.queue_bytes);
-        crate::sim::prefetch(&out.queues[prio]);
-        // The line with the queue maximum and the RED thresholds.
         crate::sim::prefetch(&out.max_queue_bytes);
+        // The line of the packet's class: its queue and queued bytes.
+        crate::sim::prefetch(&out.prios[prio]);
         // The INT record the egress will append (HPCC), when the packet leaves at once.
         if let Some(int) = self.ints.get(pkt as usize) {
             crate::sim::prefetch(&int.hops[p.sub as usize % crate::net::MAX_INT_HOPS]);
@@ -253,7 +274,7 @@ impl Simulation {
     fn prefetch_departure(&self, port: u32) {
         let p = &self.ports[port as usize];
         if let Some(prio) = p.first_queued() {
-            crate::sim::prefetch(&p.queues[prio]);
+            crate::sim::prefetch(&p.prios[prio]);
         }
         let hi = self.host_index[p.node as usize];
         if let Some(h) = self.hosts.get(hi as usize) {

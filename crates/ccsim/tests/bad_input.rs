@@ -497,7 +497,7 @@ fn a_route_table_that_would_not_fit_in_memory_is_refused() {
         &[
             "topology",
             "28125 switches x 11250 switches with hosts",
-            "2.5 GB route table",
+            "1.3 GB route table",
         ],
     );
 }

@@ -627,3 +627,64 @@ fn fabric_base_rtt_is_the_longest_equal_cost_path() {
     // Two links of the slow spine, each crossed both ways: 2 x 2 x (9 - 1) us more.
     assert_eq!(base_rtt_ps(9) - base_rtt_ps(1), 2 * 2 * 8_000_000);
 }
+
+#[test]
+fn routes_are_every_shortest_next_hop() {
+    // Against breadth-first hop counts over the links: at every switch, the next hops toward a
+    // host are exactly its ports whose peer is one hop closer (lists on the way up, single
+    // ports on the way down and to the host itself).
+    let toml = format!(
+        "[topology]\n{}\n[[flows]]\nsrc = 0\ndst = 15\nsize = \"1KB\"\n",
+        common::FATTREE_K4
+    );
+    let (_, sim, _) = common::run(&toml);
+    let n = sim.topo.nodes.len();
+    let mut adj = vec![vec![]; n];
+    for (pid, p) in sim.ports.iter().enumerate() {
+        adj[p.node as usize].push((pid as u32, sim.ports[p.peer as usize].node));
+    }
+    let (mut lists, mut singles) = (0, 0);
+    for (h, &host) in sim.topo.hosts.iter().enumerate() {
+        let mut dist = vec![u32::MAX; n];
+        dist[host as usize] = 0;
+        let mut frontier = vec![host];
+        while !frontier.is_empty() {
+            let mut next = vec![];
+            for u in frontier {
+                for &(_, v) in &adj[u as usize] {
+                    // Paths run through switches only (a host forwards nothing).
+                    if dist[v as usize] == u32::MAX
+                        && (u == host || sim.host_index[u as usize] == u32::MAX)
+                    {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        next.push(v);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        for (s, &si) in sim.switch_index.iter().enumerate() {
+            if si == u32::MAX {
+                continue;
+            }
+            let mut want: Vec<u32> = adj[s]
+                .iter()
+                .filter(|&&(_, v)| dist[v as usize].checked_add(1) == Some(dist[s]))
+                .map(|&(p, _)| p)
+                .collect();
+            let mut got = sim.routes.next_hops(si, h as u32).to_vec();
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "switch {s} toward host {h}");
+            if got.len() > 1 {
+                lists += 1;
+            } else {
+                singles += 1;
+            }
+        }
+    }
+    assert!(
+        lists > 0 && singles > 0,
+        "{lists} lists, {singles} single hops"
+    );
+}

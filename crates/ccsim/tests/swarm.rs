@@ -289,7 +289,7 @@ fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
     // may still be queued then. What a switch has charged must be exactly what it holds.
     for sw in &sim.switches {
         let queued: u64 = (sim.ports.iter().filter(|p| p.node == sw.node))
-            .map(|p| p.queue_bytes[1..].iter().sum::<u64>())
+            .map(|p| p.prios[1..].iter().map(|c| c.queue_bytes).sum::<u64>())
             .sum();
         if queued != sw.shared_used_bytes + sw.hdrm_used_bytes {
             return Err(format!(

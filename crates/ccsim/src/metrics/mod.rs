@@ -274,9 +274,9 @@ impl Simulation {
             if m.queue_by_flow {
                 // Bytes per flow, every priority, in flow order (deterministic output).
                 let mut per_flow: Vec<(u32, u64)> = p
-                    .queues
+                    .prios
                     .iter()
-                    .flatten()
+                    .flat_map(|c| c.queue())
                     .map(|&pkt| (self.pkts[pkt].flow, self.pkts[pkt].size_bytes as u64))
                     .collect();
                 per_flow.sort_unstable_by_key(|&(f, _)| f);

@@ -34,7 +34,7 @@ impl Simulation {
         if port.kmax_bytes == 0 || self.pkts[pkt].kind != PktKind::Data {
             return;
         }
-        let q = port.queue_bytes[prio];
+        let q = port.prios[prio].queue_bytes;
         let mark = if q > port.kmax_bytes {
             true
         } else if q > port.kmin_bytes {
@@ -62,7 +62,7 @@ impl Simulation {
     /// The scheme's enqueue hook for packet `pkt` about to join `pid`'s queue `prio`.
     #[inline]
     pub(crate) fn switch_enqueue_hook(&mut self, pid: u32, prio: usize, pkt: u32) -> Verdict {
-        let q = self.ports[pid as usize].queue_bytes[prio] + self.pkts[pkt].size_bytes as u64;
+        let q = self.ports[pid as usize].prios[prio].queue_bytes + self.pkts[pkt].size_bytes as u64;
         let mut sw = sw_ctx!(self, pid, prio, pkt, q);
         let p = &mut self.pkts[pkt];
         self.cc
@@ -72,7 +72,7 @@ impl Simulation {
     /// The scheme's dequeue hook for packet `pkt` leaving `pid`'s queue `prio`.
     #[inline]
     pub(crate) fn switch_dequeue_hook(&mut self, pid: u32, prio: usize, pkt: u32) {
-        let q = self.ports[pid as usize].queue_bytes[prio];
+        let q = self.ports[pid as usize].prios[prio].queue_bytes;
         let mut sw = sw_ctx!(self, pid, prio, pkt, q);
         let p = &mut self.pkts[pkt];
         self.cc
@@ -81,7 +81,7 @@ impl Simulation {
 
     /// The scheme's hook for a PAUSE or RESUME of class `prio` received by switch port `pid`.
     pub(crate) fn switch_pfc_hook(&mut self, pid: u32, prio: u8, pause: bool) {
-        let q = self.ports[pid as usize].queue_bytes[prio as usize];
+        let q = self.ports[pid as usize].prios[prio as usize].queue_bytes;
         let mut sw = sw_ctx!(self, pid, prio, u32::MAX, q);
         self.cc
             .on_pfc(&mut self.sw_parts[pid as usize], &mut sw, pause);

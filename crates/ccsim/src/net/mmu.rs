@@ -81,7 +81,7 @@ impl Simulation {
         self.fatal = Some(SimError(format!(
             "lossless violation at {:.3} us: PFC headroom of switch `{name}` ingress port {in_port} priority {prio} overflowed ({} + {size} > {} bytes); raise fabric.pfc.headroom",
             self.now_ps as f64 / 1e6,
-            port.ing[prio].hdrm_bytes,
+            port.prios[prio].ing.hdrm_bytes,
             port.hdrm_reserve_bytes
         )));
         false
@@ -101,35 +101,35 @@ impl Simulation {
             let q = &self.ports[out as usize];
             let full = match d.mode {
                 DropMode::DropTail => {
-                    (d.queue_packets > 0 && q.queues[prio].len() >= d.queue_packets as usize)
-                        || (d.queue_bytes > 0 && q.queue_bytes[prio] + size > d.queue_bytes)
+                    (d.queue_packets > 0 && q.prios[prio].queue().len() >= d.queue_packets as usize)
+                        || (d.queue_bytes > 0 && q.prios[prio].queue_bytes + size > d.queue_bytes)
                 }
                 DropMode::Dynamic => {
                     let free = sw.shared_pool_bytes - sw.shared_used_bytes;
-                    (q.queue_bytes[prio] + size) as f64 > d.alpha * free as f64
+                    (q.prios[prio].queue_bytes + size) as f64 > d.alpha * free as f64
                 }
             };
             if full || sw.shared_used_bytes + size > sw.shared_pool_bytes {
                 return Admit::Drop;
             }
             self.switches[si].shared_used_bytes += size;
-            self.ports[in_port as usize].ing[prio].shared_bytes += size;
+            self.ports[in_port as usize].prios[prio].ing.shared_bytes += size;
             return Admit::Ok;
         }
         let thresh = self.pfc_threshold(si, in_port);
         let reserve = self.s.pfc_reserve_bytes;
         let port = &self.ports[in_port as usize];
         // Bytes of the queue in the shared pool with this packet.
-        let shared_after = (port.ing[prio].shared_bytes + size).saturating_sub(reserve);
+        let shared_after = (port.prios[prio].ing.shared_bytes + size).saturating_sub(reserve);
         // Past the threshold: headroom, if it has room.
-        let past = port.ing[prio].hdrm_bytes > 0 || shared_after > thresh;
-        let to_hdrm = past && port.ing[prio].hdrm_bytes + size <= port.hdrm_reserve_bytes;
+        let past = port.prios[prio].ing.hdrm_bytes > 0 || shared_after > thresh;
+        let to_hdrm = past && port.prios[prio].ing.hdrm_bytes + size <= port.hdrm_reserve_bytes;
         if past && !to_hdrm && !self.past_full_headroom(si, in_port, prio, size, ack) {
             return Admit::Fatal;
         }
         let port = &mut self.ports[in_port as usize];
         if to_hdrm {
-            port.ing[prio].hdrm_bytes += size;
+            port.prios[prio].ing.hdrm_bytes += size;
             self.switches[si].hdrm_used_bytes += size;
         } else {
             let sw = &mut self.switches[si];
@@ -140,12 +140,12 @@ impl Simulation {
                 return Admit::Fatal;
             }
             sw.shared_used_bytes += to_pool;
-            port.ing[prio].shared_bytes += size;
+            port.prios[prio].ing.shared_bytes += size;
         }
         let bit = 1u8 << prio;
         if port.pfc_sent_mask & bit == 0
-            && (port.ing[prio].hdrm_bytes > 0
-                || port.ing[prio].shared_bytes.saturating_sub(reserve) >= thresh)
+            && (port.prios[prio].ing.hdrm_bytes > 0
+                || port.prios[prio].ing.shared_bytes.saturating_sub(reserve) >= thresh)
         {
             port.pfc_sent_mask |= bit;
             self.send_pfc(in_port, prio as u8, true);
@@ -157,18 +157,18 @@ impl Simulation {
     /// drained.
     pub(crate) fn release(&mut self, si: usize, in_port: u32, prio: usize, size: u64) {
         let port = &mut self.ports[in_port as usize];
-        let from_hdrm = port.ing[prio].hdrm_bytes.min(size);
-        port.ing[prio].hdrm_bytes -= from_hdrm;
+        let from_hdrm = port.prios[prio].ing.hdrm_bytes.min(size);
+        port.prios[prio].ing.hdrm_bytes -= from_hdrm;
         self.switches[si].hdrm_used_bytes -= from_hdrm;
         let rest = size - from_hdrm;
         let reserve = self.s.pfc_reserve_bytes;
-        let from_pool = rest.min(port.ing[prio].shared_bytes.saturating_sub(reserve));
-        port.ing[prio].shared_bytes -= rest;
+        let from_pool = rest.min(port.prios[prio].ing.shared_bytes.saturating_sub(reserve));
+        port.prios[prio].ing.shared_bytes -= rest;
         self.switches[si].shared_used_bytes -= from_pool;
         let bit = 1u8 << prio;
         let port = &self.ports[in_port as usize];
-        if port.pfc_sent_mask & bit != 0 && port.ing[prio].hdrm_bytes == 0 {
-            let shared = port.ing[prio].shared_bytes.saturating_sub(reserve);
+        if port.pfc_sent_mask & bit != 0 && port.prios[prio].ing.hdrm_bytes == 0 {
+            let shared = port.prios[prio].ing.shared_bytes.saturating_sub(reserve);
             let thresh = self.pfc_threshold(si, in_port);
             if shared == 0 || shared + self.s.pfc_resume_offset_bytes <= thresh {
                 self.ports[in_port as usize].pfc_sent_mask &= !bit;

@@ -141,10 +141,16 @@ impl Arena {
     pub fn free(&mut self, i: u32) {
         self.free.push(i);
     }
-    /// Prefetch packet `i`'s cache line (see `sim::prefetch`).
+    /// Prefetch packet `i` (see `sim::prefetch`): both its lines, as half of the 48-byte
+    /// packets straddle two.
     #[inline(always)]
     pub fn prefetch(&self, i: u32) {
-        crate::sim::prefetch(self.pkts.as_ptr().wrapping_add(i as usize));
+        let p = self.pkts.as_ptr().wrapping_add(i as usize);
+        crate::sim::prefetch(p);
+        crate::sim::prefetch(
+            p.cast::<u8>()
+                .wrapping_add(std::mem::size_of::<Packet>() - 1),
+        );
     }
     /// High-water mark of simultaneously live packets.
     pub fn capacity_used(&self) -> usize {
@@ -196,22 +202,40 @@ pub struct IntStack {
     pub hops: [IntHop; MAX_INT_HOPS],
 }
 
-/// Buffer bytes charged to one (ingress port, priority) queue: outside headroom and in it. Side
-/// by side, so that admitting or releasing a packet touches one cache line.
+/// Buffer bytes charged to one (ingress port, priority) queue: outside headroom and in it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IngressBytes {
     pub shared_bytes: u64,
     pub hdrm_bytes: u64,
 }
 
+/// What a port keeps for one priority, in one cache line: the egress queue and its bytes, the
+/// buffer charged to packets that entered through the port in this class, and since when the
+/// peer has paused the class. A packet's hop touches one of these per port, not one line per
+/// array.
+#[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
+pub struct PrioState {
+    queue: VecDeque<u32>,
+    pub queue_bytes: u64,
+    pub ing: IngressBytes,
+    pub paused_since_ps: u64,
+}
+
+impl PrioState {
+    /// Packets queued in this class, head first.
+    pub fn queue(&self) -> &VecDeque<u32> {
+        &self.queue
+    }
+}
+
 /// One end of a full-duplex link: egress queues and transmitter, plus (on switches) the
 /// ingress accounting of the shared buffer for packets that arrived through it.
 ///
-/// Laid out in order (`repr(C)`) and aligned to a cache line so that what every packet touches
-/// sits in few lines: the transmitter, the backlog and the queue bitmaps in the first, the
-/// per-priority queued bytes in the second, the ingress accounting in the next two (a priority's
-/// in one), the RED thresholds, queue maximum and PFC alpha together after the queues;
-/// counters and rarely used state come last.
+/// Laid out in order (`repr(C)`) and aligned to a cache line so that a packet's hop touches
+/// few lines: the transmitter, the backlog and the queue bitmaps in the first; the queue
+/// maximum, RED thresholds and PFC settings in the second; then one line per priority
+/// (`PrioState`); counters and rarely used state come last.
 #[repr(C, align(64))]
 pub struct Port {
     /// The transmitter is busy until this time.
@@ -223,8 +247,6 @@ pub struct Port {
     pub ps_per_byte: u64,
     pub delay_ps: u64,
     pub tx_bytes: u64,
-    /// The sum of `queue_bytes`, kept as it changes (read on every enqueue).
-    queued_bytes: u64,
     pub node: u32,
     /// The port at the other end of the link.
     pub peer: u32,
@@ -239,29 +261,27 @@ pub struct Port {
     /// `pfc_out` / `limited` hold packets (`SIDE_PFC`, `SIDE_LIMITED`): every departure asks,
     /// and the answer sits here rather than in their own cache line.
     side_mask: u8,
-    pub queue_bytes: [u64; NUM_PRIO],
-    // Ingress side (switch ports): bytes of packets that entered through this port, outside
-    // headroom (the first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
-    pub ing: [IngressBytes; NUM_PRIO],
-    /// Egress queues by priority (switch ports; host ports queue only control packets here).
-    pub queues: [VecDeque<u32>; NUM_PRIO],
+    /// The sum of the priorities' `queue_bytes`, kept as it changes (read on every enqueue).
+    queued_bytes: u64,
+    pub max_queue_bytes: u64,
+    /// RED thresholds for this port (scaled by rate); kmax == 0 means marking off.
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub hdrm_reserve_bytes: u64,
+    /// Dynamic PFC threshold factor of this ingress port (`fabric.pfc.alpha[_per_rate]`).
+    pub pfc_alpha: f64,
+    /// Data packets this (switch egress) port marked CE: RED or the scheme's switch part.
+    pub ecn_marked: u64,
+    pub rate_bps: u64,
+    /// Per priority: egress queue (switch ports; host ports queue only control packets here)
+    /// and ingress accounting.
+    pub prios: [PrioState; NUM_PRIO],
     /// PFC frames to send: ahead of everything, never paused.
     pfc_out: VecDeque<u32>,
     /// The scheme's rate-limited control queue (`Settings::ctrl_queue`), and the earliest time
     /// it may send next.
     limited: VecDeque<u32>,
     pub limited_next_ps: u64,
-    pub rate_bps: u64,
-    /// RED thresholds for this port (scaled by rate); kmax == 0 means marking off.
-    pub kmin_bytes: u64,
-    pub kmax_bytes: u64,
-    pub max_queue_bytes: u64,
-    pub hdrm_reserve_bytes: u64,
-    /// Dynamic PFC threshold factor of this ingress port (`fabric.pfc.alpha[_per_rate]`).
-    pub pfc_alpha: f64,
-    /// Data packets this (switch egress) port marked CE: RED or the scheme's switch part.
-    pub ecn_marked: u64,
-    pub paused_since_ps: [u64; NUM_PRIO],
     // Counters.
     pub pause_sent: u64,
     pub resume_sent: u64,
@@ -297,14 +317,12 @@ impl Port {
             },
             delay_ps,
             is_host,
-            queues: Default::default(),
-            queue_bytes: [0; NUM_PRIO],
+            prios: Default::default(),
             queued_bytes: 0,
             pfc_out: VecDeque::new(),
             limited: VecDeque::new(),
             limited_next_ps: 0,
             paused_mask: 0,
-            paused_since_ps: [0; NUM_PRIO],
             busy_until_ps: 0,
             txdone_at_ps: u64::MAX,
             rr_last: 0,
@@ -312,7 +330,6 @@ impl Port {
             side_mask: 0,
             kmin_bytes: 0,
             kmax_bytes: 0,
-            ing: Default::default(),
             hdrm_reserve_bytes: 0,
             pfc_alpha: 0.0,
             pfc_sent_mask: 0,
@@ -347,25 +364,25 @@ impl Port {
     /// Append packet `pkt` of `size_bytes` to the queue of priority `prio`.
     #[inline]
     pub fn enqueue(&mut self, prio: usize, pkt: u32, size_bytes: u64) {
-        self.queues[prio].push_back(pkt);
+        let class = &mut self.prios[prio];
+        class.queue.push_back(pkt);
+        class.queue_bytes += size_bytes;
         self.nonempty_mask |= 1 << prio;
-        self.queue_bytes[prio] += size_bytes;
         self.queued_bytes += size_bytes;
     }
 
     /// Take the head packet of priority `prio`: its id and size in bytes.
     #[inline]
     pub fn dequeue(&mut self, prio: usize, pkts: &Arena) -> Option<(u32, u64)> {
-        let pkt = self.queues[prio].pop_front()?;
-        if self.queues[prio].is_empty() {
-            self.nonempty_mask &= !(1 << prio);
-        }
-        if let Some(&next) = self.queues[prio].front() {
+        let class = &mut self.prios[prio];
+        let pkt = class.queue.pop_front()?;
+        match class.queue.front() {
             // It leaves next, one serialization time from now.
-            pkts.prefetch(next);
+            Some(&next) => pkts.prefetch(next),
+            None => self.nonempty_mask &= !(1 << prio),
         }
         let size = pkts[pkt].size_bytes as u64;
-        self.queue_bytes[prio] -= size;
+        class.queue_bytes -= size;
         self.queued_bytes -= size;
         Some((pkt, size))
     }
@@ -436,7 +453,7 @@ impl Port {
 
     /// Packets queued for transmission on this port, every priority.
     pub fn queued_pkts(&self) -> usize {
-        self.queues.iter().map(VecDeque::len).sum()
+        self.prios.iter().map(|c| c.queue.len()).sum()
     }
 
     /// Total bytes queued for transmission on this port.
@@ -455,25 +472,27 @@ mod tests {
     fn a_port_keeps_what_every_packet_touches_in_few_cache_lines() {
         assert_eq!(std::mem::align_of::<Port>(), 64);
         let line = |offset: usize| offset / 64;
-        for first in [
+        for f in [
+            offset_of!(Port, busy_until_ps),
+            offset_of!(Port, tx_bytes),
+            offset_of!(Port, peer),
             offset_of!(Port, pfc_sent_mask),
             offset_of!(Port, side_mask),
             offset_of!(Port, queued_bytes),
         ] {
-            assert_eq!(line(first), 0);
+            assert_eq!(line(f), 0);
         }
-        assert_eq!(offset_of!(Port, queue_bytes), 64);
-        assert_eq!(offset_of!(Port, ing), 128);
-        assert_eq!(64 % std::mem::size_of::<IngressBytes>(), 0);
-        let red = line(offset_of!(Port, kmin_bytes));
         for f in [
-            offset_of!(Port, kmax_bytes),
             offset_of!(Port, max_queue_bytes),
+            offset_of!(Port, kmin_bytes),
+            offset_of!(Port, kmax_bytes),
             offset_of!(Port, hdrm_reserve_bytes),
             offset_of!(Port, pfc_alpha),
             offset_of!(Port, rate_bps),
         ] {
-            assert_eq!(line(f), red);
+            assert_eq!(line(f), 1);
         }
+        assert_eq!(offset_of!(Port, prios), 128);
+        assert_eq!(std::mem::size_of::<PrioState>(), 64);
     }
 }

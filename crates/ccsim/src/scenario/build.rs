@@ -90,6 +90,7 @@ impl Scenario {
             switches,
             host_rx: hosts.iter().map(|_| cc.new_host()).collect(),
             hosts,
+            prefetch_routes: routes.worth_prefetching(),
             routes,
             flows: Vec::with_capacity(specs.len()),
             cc: cc.clone(),
@@ -707,7 +708,7 @@ fn fabric_bytes(topo: &Topology) -> u64 {
     let switches = (topo.nodes.len() - topo.hosts.len()) as u64;
     let ports = 2 * topo.links.len() as u64;
     ports * (std::mem::size_of::<Port>() as u64 + 64)
-        + switches * attach * 8
+        + switches * attach * Routes::ENTRY_BYTES
         + topo.nodes.len() as u64 * 128
         + topo.hosts.len() as u64 * 256
 }

@@ -66,9 +66,9 @@ pub fn assert_buffers_empty(sim: &Simulation) {
         assert!(!p.has_queued());
         assert!(!p.has_side_queued());
         assert!(p
-            .ing
+            .prios
             .iter()
-            .all(|q| q.shared_bytes == 0 && q.hdrm_bytes == 0));
+            .all(|c| c.ing.shared_bytes == 0 && c.ing.hdrm_bytes == 0));
     }
 }
 
