@@ -218,6 +218,8 @@ pub struct IngressBytes {
 pub struct PrioState {
     queue: VecDeque<u32>,
     pub queue_bytes: u64,
+    /// Switch ports: bytes of packets that entered through this port, outside headroom (the
+    /// first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
     pub ing: IngressBytes,
     pub paused_since_ps: u64,
 }
