@@ -118,8 +118,6 @@ pub struct Simulation {
     pub switches: Vec<BufferState>,
     pub hosts: Vec<HostState>,
     pub routes: Routes,
-    /// The run loop prefetches route entries (`Routes::worth_prefetching`).
-    pub prefetch_routes: bool,
     pub flows: Vec<Flow>,
     /// The run's scheme and its parameters; every hook is called through it.
     pub cc: CcParams,
@@ -183,7 +181,7 @@ impl Simulation {
             if let Some(next) = self.q.ahead(PREFETCH_AHEAD) {
                 self.prefetch(next);
             }
-            if self.prefetch_routes {
+            if self.routes.worth_prefetching() {
                 if let Some(Event::Arrive { port, pkt }) = self.q.ahead(ROUTE_AHEAD) {
                     self.prefetch_route(port, pkt);
                 }

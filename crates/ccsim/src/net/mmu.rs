@@ -119,17 +119,19 @@ impl Simulation {
         let thresh = self.pfc_threshold(si, in_port);
         let reserve = self.s.pfc_reserve_bytes;
         let port = &self.ports[in_port as usize];
+        let ing = &port.prios[prio].ing;
         // Bytes of the queue in the shared pool with this packet.
-        let shared_after = (port.prios[prio].ing.shared_bytes + size).saturating_sub(reserve);
+        let shared_after = (ing.shared_bytes + size).saturating_sub(reserve);
         // Past the threshold: headroom, if it has room.
-        let past = port.prios[prio].ing.hdrm_bytes > 0 || shared_after > thresh;
-        let to_hdrm = past && port.prios[prio].ing.hdrm_bytes + size <= port.hdrm_reserve_bytes;
+        let past = ing.hdrm_bytes > 0 || shared_after > thresh;
+        let to_hdrm = past && ing.hdrm_bytes + size <= port.hdrm_reserve_bytes;
         if past && !to_hdrm && !self.past_full_headroom(si, in_port, prio, size, ack) {
             return Admit::Fatal;
         }
         let port = &mut self.ports[in_port as usize];
+        let ing = &mut port.prios[prio].ing;
         if to_hdrm {
-            port.prios[prio].ing.hdrm_bytes += size;
+            ing.hdrm_bytes += size;
             self.switches[si].hdrm_used_bytes += size;
         } else {
             let sw = &mut self.switches[si];
@@ -140,12 +142,12 @@ impl Simulation {
                 return Admit::Fatal;
             }
             sw.shared_used_bytes += to_pool;
-            port.prios[prio].ing.shared_bytes += size;
+            ing.shared_bytes += size;
         }
+        let ing = &port.prios[prio].ing;
         let bit = 1u8 << prio;
         if port.pfc_sent_mask & bit == 0
-            && (port.prios[prio].ing.hdrm_bytes > 0
-                || port.prios[prio].ing.shared_bytes.saturating_sub(reserve) >= thresh)
+            && (ing.hdrm_bytes > 0 || ing.shared_bytes.saturating_sub(reserve) >= thresh)
         {
             port.pfc_sent_mask |= bit;
             self.send_pfc(in_port, prio as u8, true);
@@ -156,19 +158,21 @@ impl Simulation {
     /// Return a departing packet's bytes to the buffer; send RESUME if its ingress queue
     /// drained.
     pub(crate) fn release(&mut self, si: usize, in_port: u32, prio: usize, size: u64) {
-        let port = &mut self.ports[in_port as usize];
-        let from_hdrm = port.prios[prio].ing.hdrm_bytes.min(size);
-        port.prios[prio].ing.hdrm_bytes -= from_hdrm;
-        self.switches[si].hdrm_used_bytes -= from_hdrm;
+        let ing = &mut self.ports[in_port as usize].prios[prio].ing;
+        let from_hdrm = ing.hdrm_bytes.min(size);
+        ing.hdrm_bytes -= from_hdrm;
         let rest = size - from_hdrm;
         let reserve = self.s.pfc_reserve_bytes;
-        let from_pool = rest.min(port.prios[prio].ing.shared_bytes.saturating_sub(reserve));
-        port.prios[prio].ing.shared_bytes -= rest;
-        self.switches[si].shared_used_bytes -= from_pool;
+        let from_pool = rest.min(ing.shared_bytes.saturating_sub(reserve));
+        ing.shared_bytes -= rest;
+        let sw = &mut self.switches[si];
+        sw.hdrm_used_bytes -= from_hdrm;
+        sw.shared_used_bytes -= from_pool;
         let bit = 1u8 << prio;
         let port = &self.ports[in_port as usize];
-        if port.pfc_sent_mask & bit != 0 && port.prios[prio].ing.hdrm_bytes == 0 {
-            let shared = port.prios[prio].ing.shared_bytes.saturating_sub(reserve);
+        let ing = &port.prios[prio].ing;
+        if port.pfc_sent_mask & bit != 0 && ing.hdrm_bytes == 0 {
+            let shared = ing.shared_bytes.saturating_sub(reserve);
             let thresh = self.pfc_threshold(si, in_port);
             if shared == 0 || shared + self.s.pfc_resume_offset_bytes <= thresh {
                 self.ports[in_port as usize].pfc_sent_mask &= !bit;

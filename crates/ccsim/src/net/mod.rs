@@ -473,26 +473,22 @@ mod tests {
     #[test]
     fn a_port_keeps_what_every_packet_touches_in_few_cache_lines() {
         assert_eq!(std::mem::align_of::<Port>(), 64);
-        let line = |offset: usize| offset / 64;
-        for f in [
-            offset_of!(Port, busy_until_ps),
-            offset_of!(Port, tx_bytes),
-            offset_of!(Port, peer),
-            offset_of!(Port, pfc_sent_mask),
-            offset_of!(Port, side_mask),
-            offset_of!(Port, queued_bytes),
+        // (field offset, the cache line it must sit in)
+        for (offset, line) in [
+            (offset_of!(Port, busy_until_ps), 0),
+            (offset_of!(Port, tx_bytes), 0),
+            (offset_of!(Port, peer), 0),
+            (offset_of!(Port, pfc_sent_mask), 0),
+            (offset_of!(Port, side_mask), 0),
+            (offset_of!(Port, queued_bytes), 0),
+            (offset_of!(Port, max_queue_bytes), 1),
+            (offset_of!(Port, kmin_bytes), 1),
+            (offset_of!(Port, kmax_bytes), 1),
+            (offset_of!(Port, hdrm_reserve_bytes), 1),
+            (offset_of!(Port, pfc_alpha), 1),
+            (offset_of!(Port, rate_bps), 1),
         ] {
-            assert_eq!(line(f), 0);
-        }
-        for f in [
-            offset_of!(Port, max_queue_bytes),
-            offset_of!(Port, kmin_bytes),
-            offset_of!(Port, kmax_bytes),
-            offset_of!(Port, hdrm_reserve_bytes),
-            offset_of!(Port, pfc_alpha),
-            offset_of!(Port, rate_bps),
-        ] {
-            assert_eq!(line(f), 1);
+            assert_eq!(offset / 64, line, "field at offset {offset}");
         }
         assert_eq!(offset_of!(Port, prios), 128);
         assert_eq!(std::mem::size_of::<PrioState>(), 64);

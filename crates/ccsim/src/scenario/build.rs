@@ -90,7 +90,6 @@ impl Scenario {
             switches,
             host_rx: hosts.iter().map(|_| cc.new_host()).collect(),
             hosts,
-            prefetch_routes: routes.worth_prefetching(),
             routes,
             flows: Vec::with_capacity(specs.len()),
             cc: cc.clone(),
