@@ -241,12 +241,7 @@ impl Simulation {
         let si = self.switch_index[in_port.node as usize];
         let p = &self.pkts[pkt];
         if si == u32::MAX {
-            // An ACK reaching its sender: the INT records the scheme reads (HPCC).
-            if let (PktKind::Ack, Some(int)) = (p.kind, self.ints.get(pkt as usize)) {
-                for h in int.hops.iter().step_by(2) {
-                    crate::sim::prefetch(h);
-                }
-            }
+            self.prefetch_host_arrival(pkt);
             return;
         }
         if matches!(p.kind, PktKind::Pause | PktKind::Resume) {
@@ -254,14 +249,53 @@ impl Simulation {
         }
         let prio = p.prio as usize % crate::net::NUM_PRIO;
         crate::sim::prefetch(&in_port.prios[prio].ing);
-        let out = &self.ports[self.ecmp_next_hop(si, p.dst_host, p.flow) as usize];
+        let out_id = self.ecmp_next_hop(si, p.dst_host, p.flow) as usize;
+        let out = &self.ports[out_id];
         crate::sim::prefetch(out);
         crate::sim::prefetch(&out.max_queue_bytes);
         // The line of the packet's class: its queue and queued bytes.
         crate::sim::prefetch(&out.prios[prio]);
+        // The scheme's state at that port, which its enqueue and dequeue hooks read.
+        if let Some(s) = self.sw_parts.get(out_id) {
+            crate::sim::prefetch_value(s);
+        }
         // The INT record the egress will append (HPCC), when the packet leaves at once.
         if let Some(int) = self.ints.get(pkt as usize) {
             crate::sim::prefetch(&int.hops[p.sub as usize % crate::net::MAX_INT_HOPS]);
+        }
+    }
+
+    /// For a packet about to reach a host (the packet loaded by now): start loading the flow
+    /// state its handler reads, and for an ACK, the sender's scheme state and the INT records.
+    #[inline(always)]
+    fn prefetch_host_arrival(&self, pkt: u32) {
+        let p = &self.pkts[pkt];
+        let Some(f) = self.flows.get(p.flow as usize) else {
+            return; // a PFC frame
+        };
+        // A few fields of each group the handler reads (the compiler lays out a flow's fields).
+        match p.kind {
+            PktKind::Data => {
+                crate::sim::prefetch(&f.rcv_nxt);
+                crate::sim::prefetch(&f.rx_since_ack);
+                crate::sim::prefetch(&f.size_bytes);
+                if self.s.has_receiver {
+                    crate::sim::prefetch_value(&self.receivers[p.flow as usize]);
+                }
+            }
+            PktKind::Ack | PktKind::Nack => {
+                crate::sim::prefetch(&f.ctl);
+                crate::sim::prefetch(&f.snd_una);
+                crate::sim::prefetch(&f.finished);
+                crate::sim::prefetch_value(&self.senders[p.flow as usize]);
+                // The INT records the scheme reads (HPCC).
+                if let Some(int) = self.ints.get(pkt as usize) {
+                    for h in int.hops.iter().step_by(2) {
+                        crate::sim::prefetch(h);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -273,6 +307,9 @@ impl Simulation {
         let p = &self.ports[port as usize];
         if let Some(prio) = p.first_queued() {
             crate::sim::prefetch(&p.prios[prio]);
+        }
+        if let Some(s) = self.sw_parts.get(port as usize) {
+            crate::sim::prefetch_value(s);
         }
         let hi = self.host_index[p.node as usize];
         if let Some(h) = self.hosts.get(hi as usize) {

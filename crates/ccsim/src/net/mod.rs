@@ -141,16 +141,10 @@ impl Arena {
     pub fn free(&mut self, i: u32) {
         self.free.push(i);
     }
-    /// Prefetch packet `i` (see `sim::prefetch`): both its lines, as half of the 48-byte
-    /// packets straddle two.
+    /// Prefetch packet `i`: both its lines, as half of the 48-byte packets straddle two.
     #[inline(always)]
     pub fn prefetch(&self, i: u32) {
-        let p = self.pkts.as_ptr().wrapping_add(i as usize);
-        crate::sim::prefetch(p);
-        crate::sim::prefetch(
-            p.cast::<u8>()
-                .wrapping_add(std::mem::size_of::<Packet>() - 1),
-        );
+        crate::sim::prefetch_value(self.pkts.as_ptr().wrapping_add(i as usize));
     }
     /// High-water mark of simultaneously live packets.
     pub fn capacity_used(&self) -> usize {

@@ -23,3 +23,10 @@ pub fn prefetch<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+/// `prefetch` the first and the last cache line of `*p` (all of it, if at most 64 bytes).
+#[inline(always)]
+pub fn prefetch_value<T>(p: *const T) {
+    prefetch(p);
+    prefetch(p.cast::<u8>().wrapping_add(std::mem::size_of::<T>() - 1));
+}

@@ -202,6 +202,20 @@ impl Bucket {
         Some(self.entries[self.len])
     }
 
+    /// The time of the entry `pop` returns next, if any.
+    #[inline(always)]
+    fn last_time_ps(&self) -> Option<u64> {
+        self.len.checked_sub(1).map(|i| self.entries[i].time_ps)
+    }
+
+    /// Insert into entries sorted by descending time: after (below) every entry of a later
+    /// time, before the entries of its own time, which were scheduled earlier and run first.
+    fn insert_sorted(&mut self, e: Entry, spares: &mut Vec<Vec<Entry>>) {
+        let at = self.events().partition_point(|x| x.time_ps > e.time_ps);
+        self.push(e, spares);
+        self.entries[at..self.len].rotate_right(1);
+    }
+
     fn events(&self) -> &[Entry] {
         &self.entries[..self.len]
     }
@@ -237,10 +251,17 @@ const RADIX_MIN_EVENTS: usize = 32;
 /// the overflow only while its bucket is beyond the horizon, and the horizon only moves on),
 /// and those scheduled into the bucket being executed come after both. So the insertion order
 /// is the bucket's position order, and a stable sort by time gives (time, sequence).
+///
+/// Events scheduled into the bucket being executed (a short packet's transmission ending
+/// within 8 ns) are kept apart in `soon`, all of them newer than the bucket's: inserting them
+/// among a large fabric's thousand events of the bucket would move half of them each time.
 pub struct EventQueue {
     /// Events of the current bucket [cur_bucket << SHIFT, (cur_bucket + 1) << SHIFT), sorted
     /// by descending (time, insertion order) so the next event is the last one.
     current: Bucket,
+    /// Events scheduled into the current bucket while it runs, sorted the same way; on equal
+    /// times `current`'s run first.
+    soon: Bucket,
     cur_bucket: u64,
     buckets: Vec<Bucket>,
     /// Bit `s` set: wheel slot `s` holds events.
@@ -261,6 +282,7 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
             current: Bucket::default(),
+            soon: Bucket::default(),
             cur_bucket: 0,
             buckets: (0..NUM_BUCKETS).map(|_| Bucket::default()).collect(),
             occupied: [0; OCCUPIED_WORDS],
@@ -300,11 +322,7 @@ impl EventQueue {
     #[inline(never)]
     fn push_near_or_far(&mut self, time_ps: u64, ev: [u64; 2]) {
         if time_ps >> BUCKET_SHIFT <= self.cur_bucket {
-            // The newest event: after every pending one of its time, so before them in the
-            // descending order.
-            let at = (self.current.events()).partition_point(|x| x.time_ps > time_ps);
-            self.current.push(Entry { time_ps, ev }, &mut self.spares);
-            self.current.entries[at..self.current.len].rotate_right(1);
+            (self.soon).insert_sorted(Entry { time_ps, ev }, &mut self.spares);
         } else {
             self.far_seq += 1;
             let seq = self.far_seq;
@@ -439,14 +457,21 @@ impl EventQueue {
     /// Remove and return the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        if self.current.is_empty() && !self.advance() {
-            return None;
-        }
-        self.current.pop().map(|e| (e.time_ps, Event::unpack(e.ev)))
+        let e = match self.soon.last_time_ps() {
+            None => {
+                if self.current.is_empty() && !self.advance() {
+                    return None;
+                }
+                self.current.pop()
+            }
+            Some(t) if self.current.last_time_ps().is_some_and(|c| c <= t) => self.current.pop(),
+            Some(_) => self.soon.pop(),
+        };
+        e.map(|e| (e.time_ps, Event::unpack(e.ev)))
     }
 
     /// The event `n` places after the next one, when it is already in the bucket being
-    /// executed: the run loop prefetches the state it will touch.
+    /// executed (not counting `soon`'s few): the run loop prefetches the state it will touch.
     #[inline(always)]
     pub fn ahead(&self, n: usize) -> Option<Event> {
         let ev = self.current.events();
@@ -455,7 +480,7 @@ impl EventQueue {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.current.len + self.in_wheel + self.overflow.len()
+        self.current.len + self.soon.len + self.in_wheel + self.overflow.len()
     }
 
     /// True when nothing is pending.
