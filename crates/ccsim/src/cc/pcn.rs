@@ -141,7 +141,7 @@ impl SwitchPart<PcnParams> for PcnCp {
     }
     fn on_resume(&mut self, _: &PcnParams, sw: &mut Sw) {
         let prio = sw.prio as usize;
-        self.pn[prio] = sw.port().prios[prio].queue().len() as u32;
+        self.pn[prio] = sw.port().prios[prio].len() as u32;
     }
     fn on_dequeue(&mut self, _: &PcnParams, sw: &mut Sw, pkt: &mut Packet) {
         let pn = &mut self.pn[sw.prio as usize];

@@ -276,8 +276,8 @@ impl Simulation {
                 let mut per_flow: Vec<(u32, u64)> = p
                     .prios
                     .iter()
-                    .flat_map(|c| c.queue())
-                    .map(|&pkt| (self.pkts[pkt].flow, self.pkts[pkt].size_bytes as u64))
+                    .flat_map(|c| c.packets())
+                    .map(|pkt| (self.pkts[pkt].flow, self.pkts[pkt].size_bytes as u64))
                     .collect();
                 per_flow.sort_unstable_by_key(|&(f, _)| f);
                 for chunk in per_flow.chunk_by(|a, b| a.0 == b.0) {

@@ -101,7 +101,7 @@ impl Simulation {
             let q = &self.ports[out as usize];
             let full = match d.mode {
                 DropMode::DropTail => {
-                    (d.queue_packets > 0 && q.prios[prio].queue().len() >= d.queue_packets as usize)
+                    (d.queue_packets > 0 && q.prios[prio].len() >= d.queue_packets as usize)
                         || (d.queue_bytes > 0 && q.prios[prio].queue_bytes + size > d.queue_bytes)
                 }
                 DropMode::Dynamic => {

@@ -203,25 +203,68 @@ pub struct IngressBytes {
     pub hdrm_bytes: u64,
 }
 
-/// What a port keeps for one priority, in one cache line: the egress queue and its bytes, the
-/// buffer charged to packets that entered through the port in this class, and since when the
-/// peer has paused the class. A packet's hop touches one of these per port, not one line per
-/// array.
-#[derive(Clone, Debug, Default)]
+/// What a port keeps for one priority, in one cache line: the egress queue and its bytes, and
+/// the buffer charged to packets that entered through the port in this class. A packet's hop
+/// touches one of these per port, not one line per array.
+#[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct PrioState {
-    queue: VecDeque<u32>,
+    /// The queue's head packet (`NO_PACKET`: the queue is empty). The others wait in `rest`,
+    /// whose buffer is a line of its own: a packet that finds the queue empty and the port idle
+    /// (most hops, below full load) leaves without touching it.
+    head: u32,
+    rest: VecDeque<u32>,
     pub queue_bytes: u64,
     /// Switch ports: bytes of packets that entered through this port, outside headroom (the
     /// first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
     pub ing: IngressBytes,
-    pub paused_since_ps: u64,
+}
+
+/// `PrioState::head` of an empty queue.
+const NO_PACKET: u32 = u32::MAX;
+
+impl Default for PrioState {
+    fn default() -> Self {
+        PrioState {
+            head: NO_PACKET,
+            rest: VecDeque::new(),
+            queue_bytes: 0,
+            ing: IngressBytes::default(),
+        }
+    }
 }
 
 impl PrioState {
+    /// Packets queued in this class.
+    pub fn len(&self) -> usize {
+        if self.head == NO_PACKET {
+            0
+        } else {
+            1 + self.rest.len()
+        }
+    }
+    /// True when no packet is queued in this class.
+    pub fn is_empty(&self) -> bool {
+        self.head == NO_PACKET
+    }
     /// Packets queued in this class, head first.
-    pub fn queue(&self) -> &VecDeque<u32> {
-        &self.queue
+    pub fn packets(&self) -> impl Iterator<Item = u32> + '_ {
+        let head = (self.head != NO_PACKET).then_some(self.head);
+        head.into_iter().chain(self.rest.iter().copied())
+    }
+    #[inline]
+    fn push(&mut self, pkt: u32) {
+        if self.head == NO_PACKET {
+            self.head = pkt;
+        } else {
+            self.rest.push_back(pkt);
+        }
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<u32> {
+        let pkt = (self.head != NO_PACKET).then_some(self.head)?;
+        self.head = self.rest.pop_front().unwrap_or(NO_PACKET);
+        Some(pkt)
     }
 }
 
@@ -278,6 +321,9 @@ pub struct Port {
     /// it may send next.
     limited: VecDeque<u32>,
     pub limited_next_ps: u64,
+    /// Per priority: since when the peer has paused it (valid while its `paused_mask` bit is
+    /// set).
+    pub paused_since_ps: [u64; NUM_PRIO],
     // Counters.
     pub pause_sent: u64,
     pub resume_sent: u64,
@@ -335,6 +381,7 @@ impl Port {
             pause_rx: 0,
             resume_rx: 0,
             paused_time_ps: 0,
+            paused_since_ps: [0; NUM_PRIO],
             max_queue_bytes: 0,
             drops: 0,
             drop_bytes: 0,
@@ -361,7 +408,7 @@ impl Port {
     #[inline]
     pub fn enqueue(&mut self, prio: usize, pkt: u32, size_bytes: u64) {
         let class = &mut self.prios[prio];
-        class.queue.push_back(pkt);
+        class.push(pkt);
         class.queue_bytes += size_bytes;
         self.nonempty_mask |= 1 << prio;
         self.queued_bytes += size_bytes;
@@ -371,11 +418,11 @@ impl Port {
     #[inline]
     pub fn dequeue(&mut self, prio: usize, pkts: &Arena) -> Option<(u32, u64)> {
         let class = &mut self.prios[prio];
-        let pkt = class.queue.pop_front()?;
-        match class.queue.front() {
+        let pkt = class.pop()?;
+        match class.head {
+            NO_PACKET => self.nonempty_mask &= !(1 << prio),
             // It leaves next, one serialization time from now.
-            Some(&next) => pkts.prefetch(next),
-            None => self.nonempty_mask &= !(1 << prio),
+            next => pkts.prefetch(next),
         }
         let size = pkts[pkt].size_bytes as u64;
         class.queue_bytes -= size;
@@ -449,7 +496,7 @@ impl Port {
 
     /// Packets queued for transmission on this port, every priority.
     pub fn queued_pkts(&self) -> usize {
-        self.prios.iter().map(|c| c.queue.len()).sum()
+        self.prios.iter().map(PrioState::len).sum()
     }
 
     /// Total bytes queued for transmission on this port.
@@ -486,5 +533,24 @@ mod tests {
         }
         assert_eq!(offset_of!(Port, prios), 128);
         assert_eq!(std::mem::size_of::<PrioState>(), 64);
+    }
+
+    #[test]
+    fn a_class_queue_is_first_in_first_out_across_its_head_slot() {
+        let mut c = PrioState::default();
+        assert!(c.is_empty() && c.pop().is_none());
+        for pkt in [7, 0, 9] {
+            c.push(pkt);
+        }
+        assert_eq!(
+            (c.len(), c.packets().collect::<Vec<_>>()),
+            (3, vec![7, 0, 9])
+        );
+        assert_eq!(c.pop(), Some(7));
+        c.push(4);
+        let order: Vec<u32> = std::iter::from_fn(|| c.pop()).collect();
+        assert_eq!(order, vec![0, 9, 4]);
+        assert_eq!((c.len(), c.packets().next()), (0, None));
+        assert!(c.is_empty());
     }
 }

@@ -82,7 +82,7 @@ impl Simulation {
             port.pause_rx += 1;
             if port.paused_mask & bit == 0 {
                 port.paused_mask |= bit;
-                port.prios[prio as usize].paused_since_ps = now;
+                port.paused_since_ps[prio as usize] = now;
                 if !is_host && self.deadlock.after_ps > 0 && !self.deadlock.scan_pending {
                     self.deadlock.scan_pending = true;
                     self.q
@@ -98,7 +98,7 @@ impl Simulation {
         let port = &mut self.ports[pid as usize];
         if !pause && port.paused_mask & bit != 0 {
             port.paused_mask &= !bit;
-            port.paused_time_ps += now - port.prios[prio as usize].paused_since_ps;
+            port.paused_time_ps += now - port.paused_since_ps[prio as usize];
             self.port_kick(pid);
         }
     }
@@ -133,7 +133,7 @@ impl Simulation {
                 if port.is_host || port.paused_mask & (1 << prio) == 0 {
                     continue;
                 }
-                let since = port.prios[p].paused_since_ps;
+                let since = port.paused_since_ps[p];
                 if now - since >= after {
                     candidate[q] = true;
                 } else {
@@ -150,7 +150,7 @@ impl Simulation {
                 if !self.deadlock.found.iter().any(same) {
                     let formed_ps = cycle
                         .iter()
-                        .map(|&q| self.ports[q as usize].prios[p].paused_since_ps)
+                        .map(|&q| self.ports[q as usize].paused_since_ps[p])
                         .max()
                         .unwrap_or(now);
                     self.deadlock.found.push(Deadlock {
@@ -217,8 +217,8 @@ impl Simulation {
         for port in &mut self.ports {
             for p in 0..NUM_PRIO {
                 if port.paused_mask & (1 << p) != 0 {
-                    port.paused_time_ps += now - port.prios[p].paused_since_ps;
-                    port.prios[p].paused_since_ps = now;
+                    port.paused_time_ps += now - port.paused_since_ps[p];
+                    port.paused_since_ps[p] = now;
                 }
             }
         }
