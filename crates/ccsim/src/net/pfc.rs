@@ -107,7 +107,8 @@ impl Simulation {
     fn waits_on(&self, pid: u32, prio: u8) -> impl Iterator<Item = u32> + '_ {
         let ingress = &self.ports[self.ports[pid as usize].peer as usize];
         let p = prio as usize;
-        let holds = ingress.prios[p].ing.shared_bytes + ingress.prios[p].ing.hdrm_bytes > 0;
+        let ing = &ingress.prios[p].ing;
+        let holds = ing.shared_bytes + ing.hdrm_bytes > 0;
         let si = self.switch_index[ingress.node as usize];
         let next: &[u32] = if holds && si != u32::MAX {
             &self.deadlock.switch_ports[si as usize]

@@ -607,9 +607,10 @@ pub fn parse_hpcc_file(text: &str, shown: &str) -> Result<Topology, ScenarioErro
 /// stored once. ECMP picks among a list by flow hash.
 pub struct Routes {
     /// Index = switch_index * num_attach + attachment index -> the one egress port, or with
-    /// `ROUTE_LIST` set a list in `ports` (its length and offset packed), or `ROUTE_TO_HOST` at the attachment
-    /// switch itself, whose next hop is the host's own port. Four bytes, and no second load
-    /// for a single next hop: at 8k hosts the table is 2.6 MB, read on every switch hop.
+    /// `ROUTE_LIST` set a list in `ports` (its length and offset packed), or `ROUTE_TO_HOST`
+    /// at the attachment switch itself, whose next hop is the host's own port. Four bytes,
+    /// and no second load for a single next hop: at 8k hosts the table is 2.6 MB, read on
+    /// every switch hop.
     entries: Vec<u32>,
     ports: Vec<u32>,
     num_attach: usize,
