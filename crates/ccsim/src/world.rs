@@ -273,20 +273,18 @@ impl Simulation {
         let Some(f) = self.flows.get(p.flow as usize) else {
             return; // a PFC frame
         };
-        // A few fields of each group the handler reads (the compiler lays out a flow's fields).
+        // The lines of `Flow` the handler reads: both ends' line, and the receiver's or the
+        // sender's own.
+        crate::sim::prefetch(&f.size_bytes);
         match p.kind {
             PktKind::Data => {
                 crate::sim::prefetch(&f.rcv_nxt);
-                crate::sim::prefetch(&f.rx_since_ack);
-                crate::sim::prefetch(&f.size_bytes);
                 if self.s.has_receiver {
                     crate::sim::prefetch_value(&self.receivers[p.flow as usize]);
                 }
             }
             PktKind::Ack | PktKind::Nack => {
                 crate::sim::prefetch(&f.ctl);
-                crate::sim::prefetch(&f.snd_una);
-                crate::sim::prefetch(&f.finished);
                 crate::sim::prefetch_value(&self.senders[p.flow as usize]);
                 // The INT records the scheme reads (HPCC).
                 if let Some(int) = self.ints.get(pkt as usize) {
@@ -316,7 +314,7 @@ impl Simulation {
             if let Some(&fid) = h.active.get(h.rr) {
                 let f = &self.flows[fid as usize];
                 crate::sim::prefetch(&f.ctl);
-                crate::sim::prefetch(&f.snd_nxt);
+                crate::sim::prefetch(&f.size_bytes);
             }
         }
     }

@@ -84,7 +84,7 @@ impl Simulation {
     fn make_data_packet(&mut self, fid: u32) -> u32 {
         let now = self.now_ps;
         let f = &mut self.flows[fid as usize];
-        let rtx = f.loss.rtx_seq;
+        let rtx = f.rtx_seq;
         let seq = if rtx != u64::MAX { rtx } else { f.snd_nxt };
         let payload = (f.size_bytes - seq).min(self.s.mtu_payload_bytes as u64) as u32;
         let size = payload + self.s.header_bytes;

@@ -71,8 +71,6 @@ impl IndexSet {
 /// Sender-side recovery state of one flow.
 #[derive(Clone, Debug)]
 pub struct TxLoss {
-    /// Next byte to retransmit (u64::MAX: nothing queued for retransmission).
-    pub rtx_seq: u64,
     /// Epoch of the pending `Event::Rto`; bumping it cancels the event.
     pub rto_epoch: u32,
     /// A timeout event is pending.
@@ -89,7 +87,6 @@ pub struct TxLoss {
 impl Default for TxLoss {
     fn default() -> Self {
         TxLoss {
-            rtx_seq: u64::MAX,
             rto_epoch: 0,
             rto_pending: false,
             rto_deadline_ps: u64::MAX,
@@ -177,11 +174,11 @@ impl Simulation {
                     irn.recover(f.snd_una, f.snd_nxt, (idx + 1) * mtu);
                 }
             }
-            f.loss.rtx_seq = irn.next_rtx(f.snd_una, mtu);
+            f.rtx_seq = irn.next_rtx(f.snd_una, mtu);
         } else if nack && f.snd_nxt > p.seq {
             f.snd_nxt = p.seq; // go-back-N
         }
-        if f.snd_una >= f.snd_nxt && f.loss.rtx_seq == u64::MAX {
+        if f.snd_una >= f.snd_nxt && f.rtx_seq == u64::MAX {
             f.loss.rto_deadline_ps = u64::MAX;
         } else if newly > 0 {
             rearm = true;
@@ -252,7 +249,7 @@ impl Simulation {
         if let Some(irn) = &mut f.loss.irn {
             irn.in_recovery = false;
             irn.recover(f.snd_una, f.snd_nxt, f.snd_nxt);
-            f.loss.rtx_seq = irn.next_rtx(f.snd_una, mtu);
+            f.rtx_seq = irn.next_rtx(f.snd_una, mtu);
         } else {
             f.snd_nxt = f.snd_una;
         }
@@ -271,7 +268,7 @@ impl Simulation {
             .as_mut()
             .expect("only IRN queues retransmissions");
         irn.rtx_cursor = after;
-        f.loss.rtx_seq = irn.next_rtx(f.snd_una, mtu);
+        f.rtx_seq = irn.next_rtx(f.snd_una, mtu);
     }
 }
 

@@ -42,50 +42,59 @@ pub struct PathBase {
 
 /// A flow's sender and receiver state (one struct: the simulator sees both ends). Scheme
 /// hooks see it only through `cc::Tx` and `cc::Rx`.
+///
+/// Laid out in order (`repr(C)`) and aligned to a cache line, so that a packet touches few
+/// lines of it: the sender's gates and sequence numbers in the first line (read by the NIC and
+/// every ACK); what both ends read in the second; the receiver's state in the third; the
+/// sender's timers and loss recovery, setup and results last.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Flow {
-    pub src: u32,
-    pub dst: u32,
-    /// Bytes to deliver; `UNBOUNDED` for a long-lived flow until it is stopped.
-    pub size_bytes: u64,
-    pub long_lived: bool,
-    pub start_ps: u64,
-    /// Long-lived flows stop offering data at this time (u64::MAX = never).
-    pub stop_ps: u64,
-    // Sender.
-    pub started: bool,
+    // Line 0: the sender's gates.
+    pub ctl: SendCtl,
     pub snd_nxt: u64,
     pub snd_una: u64,
-    pub ctl: SendCtl,
+    // Line 1: both ends.
+    /// Bytes to deliver; `UNBOUNDED` for a long-lived flow until it is stopped.
+    pub size_bytes: u64,
+    /// Next byte to retransmit (u64::MAX: nothing queued for retransmission; lossy fabric).
+    pub rtx_seq: u64,
+    pub tx_bytes: u64,
     pub line_rate_bps: u64,
     pub mtu_payload_bytes: u64,
     /// The base RTT the scheme asked for (`cc::BaseRtt`): the fabric's longest (the HPCC
     /// simulator's `GLOBAL_T 1`) or the flow's own path's; 0 for none.
     pub base_rtt_ps: u64,
-    /// More of the flow's idle path (`cc::BaseRtt::Path` only).
-    pub path: PathBase,
-    pub tx_timers: TimerEpochs,
+    pub src: u32,
+    pub dst: u32,
+    pub long_lived: bool,
+    pub started: bool,
     pub in_active: bool,
     pub finished: bool,
-    pub finish_ps: u64,
-    pub tx_bytes: u64,
-    /// Loss recovery (lossy fabric only).
-    pub loss: loss::TxLoss,
-    // Receiver.
+    // Line 2: the receiver.
     pub rcv_nxt: u64,
-    pub rx_since_ack: u32,
     /// When the coalesced ACK of the packets since the last ACK is due (u64::MAX: none).
     pub ack_due_ps: u64,
     /// Send time of the last in-order data packet, which a timer's ACK echoes.
     pub last_data_ts_ps: u64,
-    /// Strongest mark on the data packets since the last ACK.
-    pub mark_since_ack: Mark,
-    pub last_nack_seq: u64,
-    pub nack_ok_ps: u64,
-    pub rx_timers: TimerEpochs,
     /// Packets held beyond a gap (selective repeat only).
     pub ooo: Option<Box<loss::OooRx>>,
-    // Derived / probes.
+    pub rx_since_ack: u32,
+    /// Strongest mark on the data packets since the last ACK.
+    pub mark_since_ack: Mark,
+    pub rx_timers: TimerEpochs,
+    pub last_nack_seq: u64,
+    // Lines 3 and 4: the sender's timers and loss recovery, then setup and results.
+    pub tx_timers: TimerEpochs,
+    /// Retransmission timer and IRN state (lossy fabric only).
+    pub loss: loss::TxLoss,
+    pub nack_ok_ps: u64,
+    pub start_ps: u64,
+    /// More of the flow's idle path (`cc::BaseRtt::Path` only).
+    pub path: PathBase,
+    /// Long-lived flows stop offering data at this time (u64::MAX = never).
+    pub stop_ps: u64,
+    pub finish_ps: u64,
     pub ideal_fct_ps: u64,
     pub sampled_acked: u64,
 }
@@ -126,6 +135,7 @@ impl Flow {
             finished: false,
             finish_ps: 0,
             tx_bytes: 0,
+            rtx_seq: u64::MAX,
             loss: loss::TxLoss::default(),
             rcv_nxt: 0,
             rx_since_ack: 0,
@@ -144,7 +154,7 @@ impl Flow {
     /// True when the sender has data to offer: new bytes, or a retransmission queued.
     #[inline]
     pub fn has_data(&self) -> bool {
-        self.snd_nxt < self.size_bytes || self.loss.rtx_seq != u64::MAX
+        self.snd_nxt < self.size_bytes || self.rtx_seq != u64::MAX
     }
 
     /// True when the window has room for another packet.
@@ -157,7 +167,7 @@ impl Flow {
     /// what is already in flight), or new data with the window open.
     #[inline]
     pub fn has_ready_packet(&self) -> bool {
-        (self.snd_nxt < self.size_bytes && self.window_open()) || self.loss.rtx_seq != u64::MAX
+        (self.snd_nxt < self.size_bytes && self.window_open()) || self.rtx_seq != u64::MAX
     }
 
     /// True when the sender may put a packet on the wire now.
@@ -179,5 +189,35 @@ impl Flow {
     #[inline]
     pub fn all_sent(&self) -> bool {
         !self.has_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    #[test]
+    fn a_packet_touches_one_or_two_lines_of_its_flow() {
+        assert_eq!(std::mem::align_of::<Flow>(), 64);
+        // (field offset, the cache line it must sit in): the NIC and an ACK read lines 0 and 1,
+        // a data packet at the receiver lines 1 and 2.
+        for (offset, line) in [
+            (offset_of!(Flow, ctl), 0),
+            (offset_of!(Flow, snd_una), 0),
+            (offset_of!(Flow, size_bytes), 1),
+            (offset_of!(Flow, rtx_seq), 1),
+            (offset_of!(Flow, tx_bytes), 1),
+            (offset_of!(Flow, line_rate_bps), 1),
+            (offset_of!(Flow, base_rtt_ps), 1),
+            (offset_of!(Flow, finished), 1),
+            (offset_of!(Flow, rcv_nxt), 2),
+            (offset_of!(Flow, ooo), 2),
+            (offset_of!(Flow, mark_since_ack), 2),
+            (offset_of!(Flow, last_nack_seq), 2),
+        ] {
+            assert_eq!(offset / 64, line, "field at offset {offset}");
+        }
+        assert_eq!(std::mem::size_of::<SendCtl>() + 16, 64);
     }
 }
