@@ -5,7 +5,7 @@
 //! `metrics` (probes). Scheme hooks are called through `cc::CcParams`.
 
 use crate::cc::{
-    CcParams, CtrlMsg, HostRxState, ReceiverState, SenderState, SwitchState, TimerEpochs,
+    CcParams, CtrlMsg, HostRxStates, ReceiverStates, SenderStates, SwitchStates, TimerEpochs,
 };
 use crate::metrics::Metrics;
 use crate::net::mmu::BufferState;
@@ -123,10 +123,10 @@ pub struct Simulation {
     pub cc: CcParams,
     /// Scheme state: per flow (sender, receiver), per host, per port (empty without a switch
     /// part).
-    pub senders: Vec<SenderState>,
-    pub receivers: Vec<ReceiverState>,
-    pub host_rx: Vec<HostRxState>,
-    pub sw_parts: Vec<SwitchState>,
+    pub senders: SenderStates,
+    pub receivers: ReceiverStates,
+    pub host_rx: HostRxStates,
+    pub sw_parts: SwitchStates,
     pub port_timers: Vec<TimerEpochs>,
     /// Control packets hooks asked for, sent when the hook returns.
     pub ctrl_out: Vec<CtrlMsg>,
@@ -256,9 +256,7 @@ impl Simulation {
         // The line of the packet's class: its queue and queued bytes.
         crate::sim::prefetch(&out.prios[prio]);
         // The scheme's state at that port, which its enqueue and dequeue hooks read.
-        if let Some(s) = self.sw_parts.get(out_id) {
-            crate::sim::prefetch_value(s);
-        }
+        self.sw_parts.prefetch(out_id);
         // The INT record the egress will append (HPCC), when the packet leaves at once.
         if let Some(int) = self.ints.get(pkt as usize) {
             crate::sim::prefetch(&int.hops[p.sub as usize % crate::net::MAX_INT_HOPS]);
@@ -280,12 +278,12 @@ impl Simulation {
             PktKind::Data => {
                 crate::sim::prefetch(&f.rcv_nxt);
                 if self.s.has_receiver {
-                    crate::sim::prefetch_value(&self.receivers[p.flow as usize]);
+                    self.receivers.prefetch(p.flow as usize);
                 }
             }
             PktKind::Ack | PktKind::Nack => {
                 crate::sim::prefetch(&f.ctl);
-                crate::sim::prefetch_value(&self.senders[p.flow as usize]);
+                self.senders.prefetch(p.flow as usize);
                 // The INT records the scheme reads (HPCC).
                 if let Some(int) = self.ints.get(pkt as usize) {
                     for h in int.hops.iter().step_by(2) {
@@ -306,9 +304,7 @@ impl Simulation {
         if let Some(prio) = p.first_queued() {
             crate::sim::prefetch(&p.prios[prio]);
         }
-        if let Some(s) = self.sw_parts.get(port as usize) {
-            crate::sim::prefetch_value(s);
-        }
+        self.sw_parts.prefetch(port as usize);
         let hi = self.host_index[p.node as usize];
         if let Some(h) = self.hosts.get(hi as usize) {
             if let Some(&fid) = h.active.get(h.rr) {
@@ -451,8 +447,7 @@ impl Simulation {
                     &mut h.timers,
                     &mut self.ctrl_out,
                 );
-                self.cc
-                    .on_host_timer(&mut self.host_rx[id as usize], &mut hx, kind);
+                self.cc.on_host_timer(&mut self.host_rx, &mut hx, kind);
                 self.flush_flow_ctrl(true);
             }
             TimerOwner::Port => {

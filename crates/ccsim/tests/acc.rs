@@ -3,13 +3,13 @@
 mod common;
 
 use ccsim::cc::acc::AccSender;
-use ccsim::cc::{SenderState, SwitchState};
+use ccsim::cc::{SenderStates, SwitchStates};
 use ccsim::net::Mark;
 
 fn acc(sim: &ccsim::Simulation, flow: usize) -> &AccSender {
-    match &sim.senders[flow] {
-        SenderState::Acc(s) => s,
-        _ => panic!("flow {flow} is not an ACC flow"),
+    match &sim.senders {
+        SenderStates::Acc(s) => &s[flow],
+        _ => panic!("not an ACC run"),
     }
 }
 
@@ -55,8 +55,8 @@ fn tcd_chain(max_t_on: &str) -> ([u64; 3], [u64; 3]) {
             sim.ports[p].pause_rx > 0 || dst == "R1",
             "{from} -> {dst} never paused"
         );
-        match &sim.sw_parts[p] {
-            SwitchState::Acc(t) => t.marked,
+        match &sim.sw_parts {
+            SwitchStates::Acc(t) => t[p].marked,
             _ => unreachable!(),
         }
     };

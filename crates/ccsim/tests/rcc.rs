@@ -7,7 +7,7 @@
 //! - incast (Fig. 7): the last hop stays busy, aggregate goodput at its ceiling.
 mod common;
 
-use ccsim::cc::ReceiverState;
+use ccsim::cc::ReceiverStates;
 
 const C_BPS: f64 = 100e9;
 /// Payload over wire bytes of a full packet: 1000 B + 48 B headers + RCC's 8 B.
@@ -94,14 +94,10 @@ fn congestion_types_match_the_multi_bottleneck_construction() {
     let sc = ccsim::Scenario::load(&text, &dir, None, &[]).unwrap();
     let mut sim = sc.build().unwrap();
     sim.run().unwrap();
-    let pid: Vec<bool> = sim
-        .receivers
-        .iter()
-        .map(|s| match s {
-            ReceiverState::Rcc(r) => r.control().in_pid(),
-            _ => unreachable!("an RCC run"),
-        })
-        .collect();
+    let ReceiverStates::Rcc(receivers) = &sim.receivers else {
+        unreachable!("an RCC run")
+    };
+    let pid: Vec<bool> = receivers.iter().map(|r| r.control().in_pid()).collect();
     // Flows 0 and 1 share sw1 -> sw2: in-network congestion, PID. (Flow 2 meets flow 0 only
     // at r1's last hop, but it joins at line rate while flow 0 holds that hop at ~45 Gb/s:
     // its queue crosses 1.2 x base within a microsecond, before B_R, summed over the last

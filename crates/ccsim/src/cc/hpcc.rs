@@ -47,7 +47,7 @@ impl Scheme for Hpcc {
         ..SchemeInfo::BASE
     }];
     type Params = HpccParams;
-    type Sender = Box<HpccSender>;
+    type Sender = HpccSender;
     type Receiver = ();
     type Switch = IntStamp;
     fn default_params(_: &str) -> HpccParams {
@@ -131,7 +131,7 @@ impl Params for HpccParams {
     }
 }
 
-/// Per-flow HPCC state (boxed in the sender enum: it keeps the last INT records).
+/// Per-flow HPCC state, with the last INT records.
 #[derive(Clone, Debug, Default)]
 pub struct HpccSender {
     /// Reference rate Rc (the reference window over T).
@@ -154,9 +154,9 @@ impl HpccSender {
     }
 }
 
-impl SenderPart<HpccParams> for Box<HpccSender> {
+impl SenderPart<HpccParams> for HpccSender {
     fn new(_: &HpccParams) -> Self {
-        Box::default()
+        HpccSender::default()
     }
 
     fn on_start(&mut self, p: &HpccParams, tx: &mut Tx) {
@@ -263,7 +263,7 @@ mod tests {
         let p = HpccParams::default();
         let mut f = TestFlow::new(100_000_000_000);
         f.f.base_rtt_ps = 10_000_000; // 10 us
-        let mut h: Box<HpccSender> = SenderPart::new(&p);
+        let mut h: HpccSender = SenderPart::new(&p);
         h.on_start(&p, &mut f.tx(0));
         let mut int = [hop(1_000_000, 0)];
         f.f.snd_nxt = 10_000;

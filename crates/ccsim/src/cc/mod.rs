@@ -12,8 +12,9 @@
 //!   mark, sample, feedback to the source), dequeue (mark, stamp INT or a rate), PFC PAUSE and
 //!   RESUME received by the port, its timers (a periodic tick re-arms itself).
 //!
-//! Dispatch is static: the registry macro generates one enum per part with a variant per
-//! scheme type, and each hook is a `match` on (parameters, state). No trait objects, no hashing.
+//! Dispatch is static: the registry macro generates one state store per part, an enum whose
+//! variant per scheme type holds every flow's (host's, port's) state in an array of that
+//! type, and each hook is a `match` on (parameters, store). No trait objects, no hashing.
 //! Hooks run at the engine's call sites listed in `docs/design.md`; after every sender hook the
 //! engine restarts the host's NIC, and control packets a hook asks for are sent right after it.
 
@@ -671,6 +672,44 @@ fn unknown_scheme(name: &str) -> ScenarioError {
     )
 }
 
+/// An array's start, length and element size in bytes.
+#[inline(always)]
+fn array_view<T>(s: &[T]) -> (*const u8, usize, usize) {
+    (s.as_ptr().cast(), s.len(), std::mem::size_of::<T>())
+}
+
+/// `len`, `is_empty` and `prefetch` of one of the registry's per-part state arrays.
+macro_rules! states_impl {
+    ($name:ident, $($(#[$m:meta])* $v:ident),+) => {
+        impl $name {
+            #[inline(always)]
+            pub fn len(&self) -> usize {
+                self.view().1
+            }
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+            /// Start, length and element size (every variant is an array: they differ only in
+            /// the element size).
+            #[inline(always)]
+            fn view(&self) -> (*const u8, usize, usize) {
+                match self { $($(#[$m])* $name::$v(s) => array_view(s),)+ }
+            }
+            /// Start loading state `i` (if there is one and it holds anything): its first and
+            /// last line.
+            #[inline(always)]
+            pub(crate) fn prefetch(&self, i: usize) {
+                let (base, len, size) = self.view();
+                if i < len && size > 0 {
+                    let x = base.wrapping_add(i * size);
+                    crate::sim::prefetch(x);
+                    crate::sim::prefetch(x.wrapping_add(size - 1));
+                }
+            }
+        }
+    };
+}
+
 macro_rules! registry {
     ($($(#[$m:meta])* $v:ident => $t:ty),+ $(,)?) => {
         /// The registered names of each scheme type, in `ccsim list` order.
@@ -686,20 +725,26 @@ macro_rules! registry {
         /// Typed parameters of the run's scheme.
         #[derive(Clone, Debug)]
         pub enum CcParams { $($(#[$m])* $v(<$t as Scheme>::Params)),+ }
-        /// Per-flow sender state.
+        /// Every flow's sender state, indexed by flow id: one array of the run's scheme's own
+        /// type, so a state takes its own size, not the largest scheme's.
         #[derive(Clone, Debug)]
-        pub enum SenderState { $($(#[$m])* $v(<$t as Scheme>::Sender)),+ }
-        /// Per-flow receiver state.
+        pub enum SenderStates { $($(#[$m])* $v(Vec<<$t as Scheme>::Sender>)),+ }
+        /// Every flow's receiver state, indexed by flow id.
         #[derive(Clone, Debug)]
-        pub enum ReceiverState { $($(#[$m])* $v(<$t as Scheme>::Receiver)),+ }
-        /// Per-host receiver state.
+        pub enum ReceiverStates { $($(#[$m])* $v(Vec<<$t as Scheme>::Receiver>)),+ }
+        /// Every host's receiver state, indexed by host id.
         #[derive(Clone, Debug)]
-        pub enum HostRxState {
-            $($(#[$m])* $v(<<$t as Scheme>::Receiver as ReceiverPart<<$t as Scheme>::Params>>::Host)),+
+        pub enum HostRxStates {
+            $($(#[$m])* $v(Vec<
+                <<$t as Scheme>::Receiver as ReceiverPart<<$t as Scheme>::Params>>::Host
+            >)),+
         }
-        /// Per-port switch state.
+        /// Every port's switch state, indexed by port id (empty: the scheme has no switch part).
         #[derive(Clone, Debug)]
-        pub enum SwitchState { $($(#[$m])* $v(<$t as Scheme>::Switch)),+ }
+        pub enum SwitchStates { $($(#[$m])* $v(Vec<<$t as Scheme>::Switch>)),+ }
+        states_impl!(SenderStates, $($(#[$m])* $v),+);
+        states_impl!(ReceiverStates, $($(#[$m])* $v),+);
+        states_impl!(SwitchStates, $($(#[$m])* $v),+);
 
         impl CcParams {
             /// Parse and check `[cc.params]` for `name`; errors name `cc.params.<key>`.
@@ -720,17 +765,20 @@ macro_rules! registry {
                     $($(#[$m])* CcParams::$v(p) => toml::Table::try_from(p).expect("params serialize"),)+
                 }
             }
-            /// Fresh per-flow sender state.
-            pub fn new_sender(&self) -> SenderState {
-                match self { $($(#[$m])* CcParams::$v(p) => SenderState::$v(SenderPart::new(p)),)+ }
+            /// Fresh sender states of `flows` flows.
+            pub fn new_senders(&self, flows: usize) -> SenderStates {
+                match self { $($(#[$m])* CcParams::$v(p) =>
+                    SenderStates::$v((0..flows).map(|_| SenderPart::new(p)).collect()),)+ }
             }
-            /// Fresh per-flow receiver state.
-            pub fn new_receiver(&self) -> ReceiverState {
-                match self { $($(#[$m])* CcParams::$v(p) => ReceiverState::$v(ReceiverPart::new(p)),)+ }
+            /// Fresh receiver states of `flows` flows.
+            pub fn new_receivers(&self, flows: usize) -> ReceiverStates {
+                match self { $($(#[$m])* CcParams::$v(p) =>
+                    ReceiverStates::$v((0..flows).map(|_| ReceiverPart::new(p)).collect()),)+ }
             }
-            /// Fresh per-host receiver state.
-            pub fn new_host(&self) -> HostRxState {
-                match self { $($(#[$m])* CcParams::$v(_) => HostRxState::$v(Default::default()),)+ }
+            /// Fresh receiver states of `hosts` hosts.
+            pub fn new_hosts(&self, hosts: usize) -> HostRxStates {
+                match self { $($(#[$m])* CcParams::$v(_) =>
+                    HostRxStates::$v((0..hosts).map(|_| Default::default()).collect()),)+ }
             }
             /// The scheme has a switch part.
             pub fn has_switch(&self) -> bool {
@@ -746,118 +794,134 @@ macro_rules! registry {
                         <<$t as Scheme>::Receiver as ReceiverPart<_>>::active(p),)+
                 }
             }
-            /// Fresh switch state for egress port `port`.
-            pub fn new_switch(&self, port: &Port) -> SwitchState {
-                match self { $($(#[$m])* CcParams::$v(p) => SwitchState::$v(SwitchPart::new(p, port)),)+ }
+            /// Fresh switch states of egress ports `ports` (none if the scheme has no switch
+            /// part).
+            pub fn new_switches(&self, ports: &[Port]) -> SwitchStates {
+                let ports = if self.has_switch() { ports } else { &[] };
+                match self { $($(#[$m])* CcParams::$v(p) =>
+                    SwitchStates::$v(ports.iter().map(|port| SwitchPart::new(p, port)).collect()),)+ }
             }
 
-            pub(crate) fn on_start(&self, s: &mut SenderState, tx: &mut Tx) {
+            pub(crate) fn on_start(&self, s: &mut SenderStates, tx: &mut Tx) {
+                let i = tx.flow_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_start(s, p, tx),)+
+                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_start(&mut s[i], p, tx),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             #[inline]
-            pub(crate) fn on_ack(&self, s: &mut SenderState, tx: &mut Tx, ack: &AckInfo) {
+            pub(crate) fn on_ack(&self, s: &mut SenderStates, tx: &mut Tx, ack: &AckInfo) {
+                let i = tx.flow_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_ack(s, p, tx, ack),)+
+                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_ack(&mut s[i], p, tx, ack),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
-            pub(crate) fn on_ctrl(&self, s: &mut SenderState, tx: &mut Tx, c: &CtrlInfo) {
+            pub(crate) fn on_ctrl(&self, s: &mut SenderStates, tx: &mut Tx, c: &CtrlInfo) {
+                let i = tx.flow_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_ctrl(s, p, tx, c),)+
+                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_ctrl(&mut s[i], p, tx, c),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             #[inline]
-            pub(crate) fn on_send(&self, s: &mut SenderState, tx: &mut Tx, bytes: u64) {
+            pub(crate) fn on_send(&self, s: &mut SenderStates, tx: &mut Tx, bytes: u64) {
+                let i = tx.flow_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_send(s, p, tx, bytes),)+
+                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_send(&mut s[i], p, tx, bytes),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
-            pub(crate) fn on_sender_timer(&self, s: &mut SenderState, tx: &mut Tx, kind: u8) {
+            pub(crate) fn on_sender_timer(&self, s: &mut SenderStates, tx: &mut Tx, kind: u8) {
+                let i = tx.flow_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_timer(s, p, tx, kind),)+
+                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_timer(&mut s[i], p, tx, kind),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
-            pub(crate) fn on_finish(&self, s: &mut SenderState, tx: &mut Tx) {
+            pub(crate) fn on_finish(&self, s: &mut SenderStates, tx: &mut Tx) {
+                let i = tx.flow_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SenderState::$v(s)) => SenderPart::on_finish(s, p, tx),)+
+                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_finish(&mut s[i], p, tx),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
 
             pub(crate) fn on_data(
-                &self, s: &mut ReceiverState, h: &mut HostRxState, rx: &mut Rx, d: &DataInfo,
+                &self, s: &mut ReceiverStates, h: &mut HostRxStates, rx: &mut Rx, d: &DataInfo,
             ) {
+                let (i, host) = (rx.flow_id as usize, rx.f.dst as usize);
                 match (self, s, h) {
-                    $($(#[$m])* (CcParams::$v(p), ReceiverState::$v(s), HostRxState::$v(h)) =>
-                        ReceiverPart::on_data(s, h, p, rx, d),)+
+                    $($(#[$m])* (CcParams::$v(p), ReceiverStates::$v(s), HostRxStates::$v(h)) =>
+                        ReceiverPart::on_data(&mut s[i], &mut h[host], p, rx, d),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             pub(crate) fn on_receiver_ctrl(
-                &self, s: &mut ReceiverState, h: &mut HostRxState, rx: &mut Rx, c: &CtrlInfo,
+                &self, s: &mut ReceiverStates, h: &mut HostRxStates, rx: &mut Rx, c: &CtrlInfo,
             ) {
+                let (i, host) = (rx.flow_id as usize, rx.f.dst as usize);
                 match (self, s, h) {
-                    $($(#[$m])* (CcParams::$v(p), ReceiverState::$v(s), HostRxState::$v(h)) =>
-                        ReceiverPart::on_ctrl(s, h, p, rx, c),)+
+                    $($(#[$m])* (CcParams::$v(p), ReceiverStates::$v(s), HostRxStates::$v(h)) =>
+                        ReceiverPart::on_ctrl(&mut s[i], &mut h[host], p, rx, c),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
-            pub(crate) fn ack_hdr(&self, s: &ReceiverState) -> SchemeHdr {
+            pub(crate) fn ack_hdr(&self, s: &ReceiverStates, i: usize) -> SchemeHdr {
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), ReceiverState::$v(s)) => ReceiverPart::ack_hdr(s, p),)+
+                    $($(#[$m])* (CcParams::$v(p), ReceiverStates::$v(s)) => ReceiverPart::ack_hdr(&s[i], p),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             pub(crate) fn on_receiver_timer(
-                &self, s: &mut ReceiverState, h: &mut HostRxState, rx: &mut Rx, kind: u8,
+                &self, s: &mut ReceiverStates, h: &mut HostRxStates, rx: &mut Rx, kind: u8,
             ) {
+                let (i, host) = (rx.flow_id as usize, rx.f.dst as usize);
                 match (self, s, h) {
-                    $($(#[$m])* (CcParams::$v(p), ReceiverState::$v(s), HostRxState::$v(h)) =>
-                        ReceiverPart::on_timer(s, h, p, rx, kind),)+
+                    $($(#[$m])* (CcParams::$v(p), ReceiverStates::$v(s), HostRxStates::$v(h)) =>
+                        ReceiverPart::on_timer(&mut s[i], &mut h[host], p, rx, kind),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
-            pub(crate) fn on_host_timer(&self, h: &mut HostRxState, hx: &mut HostCtx, kind: u8) {
+            pub(crate) fn on_host_timer(&self, h: &mut HostRxStates, hx: &mut HostCtx, kind: u8) {
                 match (self, h) {
-                    $($(#[$m])* (CcParams::$v(p), HostRxState::$v(h)) =>
+                    $($(#[$m])* (CcParams::$v(p), HostRxStates::$v(h)) =>
                         <<$t as Scheme>::Receiver as ReceiverPart<_>>::on_host_timer(
-                            h, p, hx, kind),)+
+                            &mut h[hx.host as usize], p, hx, kind),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
 
             #[inline]
             pub(crate) fn on_enqueue(
-                &self, s: &mut SwitchState, sw: &mut Sw, pkt: &mut Packet,
+                &self, s: &mut SwitchStates, sw: &mut Sw, pkt: &mut Packet,
             ) -> Verdict {
+                let i = sw.port_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) => SwitchPart::on_enqueue(s, p, sw, pkt),)+
+                    $($(#[$m])* (CcParams::$v(p), SwitchStates::$v(s)) => SwitchPart::on_enqueue(&mut s[i], p, sw, pkt),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             #[inline]
-            pub(crate) fn on_dequeue(&self, s: &mut SwitchState, sw: &mut Sw, pkt: &mut Packet) {
+            pub(crate) fn on_dequeue(&self, s: &mut SwitchStates, sw: &mut Sw, pkt: &mut Packet) {
+                let i = sw.port_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) => SwitchPart::on_dequeue(s, p, sw, pkt),)+
+                    $($(#[$m])* (CcParams::$v(p), SwitchStates::$v(s)) => SwitchPart::on_dequeue(&mut s[i], p, sw, pkt),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
-            pub(crate) fn on_pfc(&self, s: &mut SwitchState, sw: &mut Sw, pause: bool) {
+            pub(crate) fn on_pfc(&self, s: &mut SwitchStates, sw: &mut Sw, pause: bool) {
+                let i = sw.port_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) =>
-                        if pause { SwitchPart::on_pause(s, p, sw) } else { SwitchPart::on_resume(s, p, sw) },)+
+                    $($(#[$m])* (CcParams::$v(p), SwitchStates::$v(s)) =>
+                        if pause { SwitchPart::on_pause(&mut s[i], p, sw) } else { SwitchPart::on_resume(&mut s[i], p, sw) },)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
-            pub(crate) fn on_port_timer(&self, s: &mut SwitchState, sw: &mut Sw, kind: u8) {
+            pub(crate) fn on_port_timer(&self, s: &mut SwitchStates, sw: &mut Sw, kind: u8) {
+                let i = sw.port_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SwitchState::$v(s)) => SwitchPart::on_timer(s, p, sw, kind),)+
+                    $($(#[$m])* (CcParams::$v(p), SwitchStates::$v(s)) => SwitchPart::on_timer(&mut s[i], p, sw, kind),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }

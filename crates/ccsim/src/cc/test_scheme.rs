@@ -207,7 +207,7 @@ impl SwitchPart<ProbeParams> for ProbeSw {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ReceiverState, SenderState, SwitchState};
+    use super::super::{HostRxStates, ReceiverStates, SenderStates, SwitchStates};
     use crate::Scenario;
 
     /// One 20-packet flow h0 -> h1 through one switch, 100G, 1 us links.
@@ -233,9 +233,10 @@ mod tests {
         assert!(f.finished && f.snd_una == 20_000);
         // Links carried 20 data packets, 20 ACKs and 20 grants, two links each.
         assert_eq!(sim.link_traversals, 120);
-        let SenderState::TestScheme(tx) = &sim.senders[0] else {
+        let SenderStates::TestScheme(tx) = &sim.senders else {
             unreachable!()
         };
+        let tx = &tx[0];
         // The last grant leaves right after the last ACK and finds the flow finished.
         assert_eq!(tx.grants, 19);
         assert!(tx.timer_fired);
@@ -243,9 +244,10 @@ mod tests {
             tx.max_acked_count, 20,
             "every ACK carries the receiver's count"
         );
-        let ReceiverState::TestScheme(rx) = &sim.receivers[0] else {
+        let ReceiverStates::TestScheme(rx) = &sim.receivers else {
             unreachable!()
         };
+        let rx = &rx[0];
         // The switch stamped its egress port toward h1 on each data packet.
         let sw_port = (0..sim.ports.len() as u32)
             .find(|&p| {
@@ -254,18 +256,11 @@ mod tests {
             })
             .unwrap();
         assert_eq!(rx.stamp, sw_port + 1);
-        let dequeued: u64 = sim
-            .sw_parts
-            .iter()
-            .map(|s| match s {
-                SwitchState::TestScheme(s) => s.dequeued,
-                _ => unreachable!(),
-            })
-            .sum();
-        assert_eq!(dequeued, 20);
-        let SwitchState::TestScheme(s) = &sim.sw_parts[sw_port as usize] else {
+        let SwitchStates::TestScheme(parts) = &sim.sw_parts else {
             unreachable!()
         };
+        assert_eq!(parts.iter().map(|s| s.dequeued).sum::<u64>(), 20);
+        let s = &parts[sw_port as usize];
         assert_eq!(s.ticks, 5, "a port timer re-armed by its own hook");
         assert_eq!(s.prios_seen, 1 << 3, "one data priority");
         assert_eq!(
@@ -295,14 +290,15 @@ mod tests {
         r.unwrap();
         assert!(sim.flows[0].finished);
         assert_eq!(sim.ports.iter().map(|p| p.ctrl_drops).sum::<u64>(), 0);
-        let SenderState::TestScheme(tx) = &sim.senders[0] else {
+        let SenderStates::TestScheme(tx) = &sim.senders else {
             unreachable!()
         };
+        let tx = &tx[0];
         assert_eq!(tx.grants, 19);
-        let seen = sim.sw_parts.iter().fold(0, |m, s| match s {
-            SwitchState::TestScheme(s) => m | s.prios_seen,
-            _ => unreachable!(),
-        });
+        let SwitchStates::TestScheme(parts) = &sim.sw_parts else {
+            unreachable!()
+        };
+        let seen = parts.iter().fold(0, |m, s| m | s.prios_seen);
         assert_eq!(seen, 0b11000, "data packets alternate priorities 3 and 4");
         // A 64 B grant (60 B + the scheme's 4) takes 5.12 ns at 100 Gb/s; at 1/20 of the link
         // the queue sends one per 102.4 ns, so grants never arrive closer than that.
@@ -329,9 +325,10 @@ mod tests {
         assert!(sim.flows[0].finished);
         let drops: u64 = sim.ports.iter().map(|p| p.ctrl_drops).sum();
         assert!(drops > 0);
-        let SenderState::TestScheme(tx) = &sim.senders[0] else {
+        let SenderStates::TestScheme(tx) = &sim.senders else {
             unreachable!()
         };
+        let tx = &tx[0];
         // One grant per packet: each arrives, is dropped, or (late ones, held back by the
         // pacing) finds the flow already done.
         assert!(tx.grants + drops <= 20, "{} + {drops}", tx.grants);
@@ -410,8 +407,8 @@ mod tests {
     impl crate::Simulation {
         /// Host timer ticks of `test_probe`'s receiver part at host `host`.
         fn host_rx_ticks(&self, host: usize) -> u32 {
-            match &self.host_rx[host] {
-                super::super::HostRxState::TestScheme(h) => h.ticks,
+            match &self.host_rx {
+                HostRxStates::TestScheme(h) => h[host].ticks,
                 _ => unreachable!(),
             }
         }

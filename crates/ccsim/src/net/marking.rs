@@ -65,8 +65,7 @@ impl Simulation {
         let q = self.ports[pid as usize].prios[prio].queue_bytes + self.pkts[pkt].size_bytes as u64;
         let mut sw = sw_ctx!(self, pid, prio, pkt, q);
         let p = &mut self.pkts[pkt];
-        self.cc
-            .on_enqueue(&mut self.sw_parts[pid as usize], &mut sw, p)
+        self.cc.on_enqueue(&mut self.sw_parts, &mut sw, p)
     }
 
     /// The scheme's dequeue hook for packet `pkt` leaving `pid`'s queue `prio`.
@@ -75,24 +74,21 @@ impl Simulation {
         let q = self.ports[pid as usize].prios[prio].queue_bytes;
         let mut sw = sw_ctx!(self, pid, prio, pkt, q);
         let p = &mut self.pkts[pkt];
-        self.cc
-            .on_dequeue(&mut self.sw_parts[pid as usize], &mut sw, p);
+        self.cc.on_dequeue(&mut self.sw_parts, &mut sw, p);
     }
 
     /// The scheme's hook for a PAUSE or RESUME of class `prio` received by switch port `pid`.
     pub(crate) fn switch_pfc_hook(&mut self, pid: u32, prio: u8, pause: bool) {
         let q = self.ports[pid as usize].prios[prio as usize].queue_bytes;
         let mut sw = sw_ctx!(self, pid, prio, u32::MAX, q);
-        self.cc
-            .on_pfc(&mut self.sw_parts[pid as usize], &mut sw, pause);
+        self.cc.on_pfc(&mut self.sw_parts, &mut sw, pause);
         self.flush_switch_ctrl(pid);
     }
 
     /// A timer of port `pid`'s switch part fired.
     pub(crate) fn port_timer(&mut self, pid: u32, kind: u8) {
         let mut sw = sw_ctx!(self, pid, 0, u32::MAX, 0);
-        self.cc
-            .on_port_timer(&mut self.sw_parts[pid as usize], &mut sw, kind);
+        self.cc.on_port_timer(&mut self.sw_parts, &mut sw, kind);
         self.flush_switch_ctrl(pid);
     }
 }

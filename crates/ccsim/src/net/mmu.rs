@@ -157,6 +157,7 @@ impl Simulation {
 
     /// Return a departing packet's bytes to the buffer; send RESUME if its ingress queue
     /// drained.
+    #[inline(always)]
     pub(crate) fn release(&mut self, si: usize, in_port: u32, prio: usize, size: u64) {
         let ing = &mut self.ports[in_port as usize].prios[prio].ing;
         let from_hdrm = ing.hdrm_bytes.min(size);

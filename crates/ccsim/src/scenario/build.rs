@@ -73,12 +73,8 @@ impl Scenario {
             ..Default::default()
         };
         let cc = &self.cc_params;
-        let (sw_parts, port_timers) = if cc.has_switch() {
-            let parts = fab.ports.iter().map(|p| cc.new_switch(p)).collect();
-            (parts, vec![Default::default(); fab.ports.len()])
-        } else {
-            (Vec::new(), Vec::new())
-        };
+        let sw_parts = cc.new_switches(&fab.ports);
+        let port_timers = vec![Default::default(); sw_parts.len()];
         let mut sim = Simulation {
             now_ps: 0,
             q: EventQueue::default(),
@@ -88,13 +84,14 @@ impl Scenario {
             switch_index: fab.switch_index,
             host_index: fab.host_index,
             switches,
-            host_rx: hosts.iter().map(|_| cc.new_host()).collect(),
+            host_rx: cc.new_hosts(hosts.len()),
             hosts,
             routes,
             flows: Vec::with_capacity(specs.len()),
             cc: cc.clone(),
-            senders: Vec::with_capacity(specs.len()),
-            receivers: Vec::with_capacity(specs.len()),
+            // One per flow: `add_flows` adds a flow per spec, or fails.
+            senders: cc.new_senders(specs.len()),
+            receivers: cc.new_receivers(specs.len()),
             sw_parts,
             port_timers,
             ctrl_out: Vec::new(),
@@ -556,8 +553,6 @@ impl Scenario {
                 ));
             }
             sim.flows.push(fl);
-            sim.senders.push(self.cc_params.new_sender());
-            sim.receivers.push(self.cc_params.new_receiver());
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 //! ask for leave right after them.
 
 use crate::cc::{
-    AckInfo, CcParams, CtrlInfo, DataInfo, HostRxState, ReceiverState, Rx, SenderState, Tx,
+    AckInfo, CcParams, CtrlInfo, DataInfo, HostRxStates, ReceiverStates, Rx, SenderStates, Tx,
 };
 use crate::net::{Mark, Packet, PktKind, ACK_REQ, SACK_TRIMMED};
 use crate::sim::Event;
@@ -28,29 +28,24 @@ impl Simulation {
     pub(crate) fn sender_hook(
         &mut self,
         fid: u32,
-        hook: impl FnOnce(&CcParams, &mut SenderState, &mut Tx),
+        hook: impl FnOnce(&CcParams, &mut SenderStates, &mut Tx),
     ) {
         let f = &mut self.flows[fid as usize];
         let mut tx = Tx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out);
-        hook(&self.cc, &mut self.senders[fid as usize], &mut tx);
+        hook(&self.cc, &mut self.senders, &mut tx);
     }
 
     /// Run a receiver hook of flow `fid` (with its receiving host's state).
     pub(crate) fn receiver_hook(
         &mut self,
         fid: u32,
-        hook: impl FnOnce(&CcParams, &mut ReceiverState, &mut HostRxState, &mut Rx),
+        hook: impl FnOnce(&CcParams, &mut ReceiverStates, &mut HostRxStates, &mut Rx),
     ) {
         let f = &mut self.flows[fid as usize];
         let host = f.dst as usize;
         let mut rx = Rx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out)
             .with_host_timers(&mut self.hosts[host].timers);
-        hook(
-            &self.cc,
-            &mut self.receivers[fid as usize],
-            &mut self.host_rx[host],
-            &mut rx,
-        );
+        hook(&self.cc, &mut self.receivers, &mut self.host_rx, &mut rx);
     }
 
     /// Send the control packets a sender or receiver hook asked for, from the host at the
@@ -159,7 +154,7 @@ impl Simulation {
         );
         (a.seq, a.mark, a.ts_ps) = (seq, mark, ts_ps);
         if self.s.has_receiver {
-            a.hdr = self.cc.ack_hdr(&self.receivers[fid as usize]);
+            a.hdr = self.cc.ack_hdr(&self.receivers, fid as usize);
         }
         a
     }
@@ -350,8 +345,7 @@ impl Simulation {
         };
         let f = &mut self.flows[fid as usize];
         let mut tx = Tx::new(now, fid, f, &mut self.q, &mut self.ctrl_out);
-        self.cc
-            .on_ack(&mut self.senders[fid as usize], &mut tx, &ack);
+        self.cc.on_ack(&mut self.senders, &mut tx, &ack);
         self.after_sender_feedback(fid);
     }
 
