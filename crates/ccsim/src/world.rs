@@ -16,11 +16,12 @@ use crate::topo::{Routes, Topology};
 use crate::transport::Flow;
 
 /// How many events ahead the run loop prefetches a coming event's packet and port
-/// (`Simulation::prefetch`), then its route entry (`prefetch_route`), then at half the first
-/// distance what its handler touches next (`prefetch_egress`, `prefetch_departure`): each
-/// stage reads what the one before loaded.
+/// (`Simulation::prefetch`); then, on a fabric too large to stay cached (`at_scale`), what they
+/// point to (`prefetch_route`, `prefetch_queue`); then at half the first distance what its
+/// handler touches next (`prefetch_egress`, `prefetch_departure`): each stage reads what the
+/// one before loaded.
 const PREFETCH_AHEAD: usize = 8;
-const ROUTE_AHEAD: usize = 6;
+const SCALE_AHEAD: usize = 6;
 
 /// Resolved numeric settings the handlers use on the hot path.
 #[derive(Clone, Debug)]
@@ -181,9 +182,11 @@ impl Simulation {
             if let Some(next) = self.q.ahead(PREFETCH_AHEAD) {
                 self.prefetch(next);
             }
-            if self.routes.worth_prefetching() {
-                if let Some(Event::Arrive { port, pkt }) = self.q.ahead(ROUTE_AHEAD) {
-                    self.prefetch_route(port, pkt);
+            if self.at_scale() {
+                match self.q.ahead(SCALE_AHEAD) {
+                    Some(Event::Arrive { port, pkt }) => self.prefetch_route(port, pkt),
+                    Some(Event::TxDone { port }) => self.prefetch_queue(port),
+                    _ => {}
                 }
             }
             match self.q.ahead(PREFETCH_AHEAD / 2) {
@@ -230,6 +233,27 @@ impl Simulation {
         let si = self.switch_index[self.ports[port as usize].node as usize];
         if si != u32::MAX {
             self.routes.prefetch(si, self.pkts[pkt].dst_host);
+        }
+    }
+
+    /// The fabric's state no longer stays cached between hops, measured by its route table
+    /// (`Routes::worth_prefetching`): the middle prefetch stage runs. On a small fabric it only
+    /// adds instructions.
+    #[inline(always)]
+    fn at_scale(&self) -> bool {
+        self.routes.worth_prefetching()
+    }
+
+    /// For a transmitter about to fall free (its port prefetched by now): start loading the
+    /// queue it will send from, or if it is a host's NIC, the host's scan state.
+    #[inline(always)]
+    fn prefetch_queue(&self, port: u32) {
+        let p = &self.ports[port as usize];
+        if let Some(prio) = p.first_queued() {
+            crate::sim::prefetch(&p.prios[prio]);
+        }
+        if let Some(h) = self.hosts.get(self.host_index[p.node as usize] as usize) {
+            crate::sim::prefetch_value(h);
         }
     }
 
@@ -302,7 +326,17 @@ impl Simulation {
     fn prefetch_departure(&self, port: u32) {
         let p = &self.ports[port as usize];
         if let Some(prio) = p.first_queued() {
-            crate::sim::prefetch(&p.prios[prio]);
+            let class = &p.prios[prio];
+            crate::sim::prefetch(class);
+            // At scale (the queue prefetched by `prefetch_queue`): the ingress accounting its
+            // head packet's departure releases.
+            if self.at_scale() {
+                if let Some(head) = class.head() {
+                    if let Some(ing) = self.ports.get(self.pkts[head].in_port as usize) {
+                        crate::sim::prefetch(&ing.prios[prio].ing);
+                    }
+                }
+            }
         }
         self.sw_parts.prefetch(port as usize);
         let hi = self.host_index[p.node as usize];

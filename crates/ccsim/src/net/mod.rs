@@ -243,6 +243,11 @@ impl PrioState {
             1 + self.rest.len()
         }
     }
+    /// The packet at the head of the queue.
+    #[inline]
+    pub fn head(&self) -> Option<u32> {
+        (self.head != NO_PACKET).then_some(self.head)
+    }
     /// True when no packet is queued in this class.
     pub fn is_empty(&self) -> bool {
         self.head == NO_PACKET
