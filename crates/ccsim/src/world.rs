@@ -161,6 +161,7 @@ pub struct Watchdog {
 impl Simulation {
     /// Process up to `max_events` events. Returns Ok(true) when the run is over.
     pub fn run_events(&mut self, max_events: u64) -> Result<bool, SimError> {
+        let at_scale = self.at_scale();
         for _ in 0..max_events {
             // Ends at the stop time, or earlier once every flow has finished.
             if self.flows_open == 0 && !self.flows.is_empty() {
@@ -182,7 +183,7 @@ impl Simulation {
             if let Some(next) = self.q.ahead(PREFETCH_AHEAD) {
                 self.prefetch(next);
             }
-            if self.at_scale() {
+            if at_scale {
                 match self.q.ahead(SCALE_AHEAD) {
                     Some(Event::Arrive { port, pkt }) => self.prefetch_route(port, pkt),
                     Some(Event::TxDone { port }) => self.prefetch_queue(port),
@@ -191,7 +192,7 @@ impl Simulation {
             }
             match self.q.ahead(PREFETCH_AHEAD / 2) {
                 Some(Event::Arrive { port, pkt }) => self.prefetch_egress(port, pkt),
-                Some(Event::TxDone { port }) => self.prefetch_departure(port),
+                Some(Event::TxDone { port }) => self.prefetch_departure(port, at_scale),
                 _ => {}
             }
             self.dispatch(ev);
@@ -323,14 +324,14 @@ impl Simulation {
     /// queue it will send from, and if it is a host's NIC, the flow its round-robin scan looks
     /// at first.
     #[inline(always)]
-    fn prefetch_departure(&self, port: u32) {
+    fn prefetch_departure(&self, port: u32, at_scale: bool) {
         let p = &self.ports[port as usize];
         if let Some(prio) = p.first_queued() {
             let class = &p.prios[prio];
             crate::sim::prefetch(class);
             // At scale (the queue prefetched by `prefetch_queue`): the ingress accounting its
             // head packet's departure releases.
-            if self.at_scale() {
+            if at_scale {
                 if let Some(head) = class.head() {
                     if let Some(ing) = self.ports.get(self.pkts[head].in_port as usize) {
                         crate::sim::prefetch(&ing.prios[prio].ing);
