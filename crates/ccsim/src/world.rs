@@ -16,10 +16,10 @@ use crate::topo::{Routes, Topology};
 use crate::transport::Flow;
 
 /// How many events ahead the run loop prefetches a coming event's packet and port
-/// (`Simulation::prefetch`); then, on a fabric too large to stay cached (`at_scale`), what they
-/// point to (`prefetch_route`, `prefetch_queue`); then at half the first distance what its
-/// handler touches next (`prefetch_egress`, `prefetch_departure`): each stage reads what the
-/// one before loaded.
+/// (`Simulation::prefetch`); then, on a fabric too large to stay cached, what they point to
+/// (`prefetch_route`, `prefetch_queue`); then at half the first distance what its handler
+/// touches next (`prefetch_egress`, `prefetch_departure`): each stage reads what the one before
+/// loaded.
 const PREFETCH_AHEAD: usize = 8;
 const SCALE_AHEAD: usize = 6;
 
@@ -161,7 +161,9 @@ pub struct Watchdog {
 impl Simulation {
     /// Process up to `max_events` events. Returns Ok(true) when the run is over.
     pub fn run_events(&mut self, max_events: u64) -> Result<bool, SimError> {
-        let at_scale = self.at_scale();
+        // The fabric's state no longer stays cached between hops, measured by its route table:
+        // the middle prefetch stage runs (on a small fabric it only adds instructions).
+        let at_scale = self.routes.worth_prefetching();
         for _ in 0..max_events {
             // Ends at the stop time, or earlier once every flow has finished.
             if self.flows_open == 0 && !self.flows.is_empty() {
@@ -237,12 +239,10 @@ impl Simulation {
         }
     }
 
-    /// The fabric's state no longer stays cached between hops, measured by its route table
-    /// (`Routes::worth_prefetching`): the middle prefetch stage runs. On a small fabric it only
-    /// adds instructions.
+    /// The host whose NIC is port `p`, if it is a host's.
     #[inline(always)]
-    fn at_scale(&self) -> bool {
-        self.routes.worth_prefetching()
+    fn nic_host(&self, p: &Port) -> Option<&HostState> {
+        self.hosts.get(self.host_index[p.node as usize] as usize)
     }
 
     /// For a transmitter about to fall free (its port prefetched by now): start loading the
@@ -253,7 +253,7 @@ impl Simulation {
         if let Some(prio) = p.first_queued() {
             crate::sim::prefetch(&p.prios[prio]);
         }
-        if let Some(h) = self.hosts.get(self.host_index[p.node as usize] as usize) {
+        if let Some(h) = self.nic_host(p) {
             crate::sim::prefetch_value(h);
         }
     }
@@ -340,8 +340,7 @@ impl Simulation {
             }
         }
         self.sw_parts.prefetch(port as usize);
-        let hi = self.host_index[p.node as usize];
-        if let Some(h) = self.hosts.get(hi as usize) {
+        if let Some(h) = self.nic_host(p) {
             if let Some(&fid) = h.active.get(h.rr) {
                 let f = &self.flows[fid as usize];
                 crate::sim::prefetch(&f.ctl);

@@ -695,15 +695,12 @@ macro_rules! states_impl {
             fn view(&self) -> (*const u8, usize, usize) {
                 match self { $($(#[$m])* $name::$v(s) => array_view(s),)+ }
             }
-            /// Start loading state `i` (if there is one and it holds anything): its first and
-            /// last line.
+            /// Start loading state `i`, if there is one: its first and last line.
             #[inline(always)]
             pub(crate) fn prefetch(&self, i: usize) {
                 let (base, len, size) = self.view();
-                if i < len && size > 0 {
-                    let x = base.wrapping_add(i * size);
-                    crate::sim::prefetch(x);
-                    crate::sim::prefetch(x.wrapping_add(size - 1));
+                if i < len {
+                    crate::sim::prefetch_bytes(base.wrapping_add(i * size), size);
                 }
             }
         }

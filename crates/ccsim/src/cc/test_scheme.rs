@@ -233,10 +233,7 @@ mod tests {
         assert!(f.finished && f.snd_una == 20_000);
         // Links carried 20 data packets, 20 ACKs and 20 grants, two links each.
         assert_eq!(sim.link_traversals, 120);
-        let SenderStates::TestScheme(tx) = &sim.senders else {
-            unreachable!()
-        };
-        let tx = &tx[0];
+        let tx = sim.probe_sender(0);
         // The last grant leaves right after the last ACK and finds the flow finished.
         assert_eq!(tx.grants, 19);
         assert!(tx.timer_fired);
@@ -245,7 +242,7 @@ mod tests {
             "every ACK carries the receiver's count"
         );
         let ReceiverStates::TestScheme(rx) = &sim.receivers else {
-            unreachable!()
+            unreachable!("a test_probe run")
         };
         let rx = &rx[0];
         // The switch stamped its egress port toward h1 on each data packet.
@@ -256,9 +253,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(rx.stamp, sw_port + 1);
-        let SwitchStates::TestScheme(parts) = &sim.sw_parts else {
-            unreachable!()
-        };
+        let parts = sim.probe_switches();
         assert_eq!(parts.iter().map(|s| s.dequeued).sum::<u64>(), 20);
         let s = &parts[sw_port as usize];
         assert_eq!(s.ticks, 5, "a port timer re-armed by its own hook");
@@ -290,14 +285,9 @@ mod tests {
         r.unwrap();
         assert!(sim.flows[0].finished);
         assert_eq!(sim.ports.iter().map(|p| p.ctrl_drops).sum::<u64>(), 0);
-        let SenderStates::TestScheme(tx) = &sim.senders else {
-            unreachable!()
-        };
-        let tx = &tx[0];
+        let tx = sim.probe_sender(0);
         assert_eq!(tx.grants, 19);
-        let SwitchStates::TestScheme(parts) = &sim.sw_parts else {
-            unreachable!()
-        };
+        let parts = sim.probe_switches();
         let seen = parts.iter().fold(0, |m, s| m | s.prios_seen);
         assert_eq!(seen, 0b11000, "data packets alternate priorities 3 and 4");
         // A 64 B grant (60 B + the scheme's 4) takes 5.12 ns at 100 Gb/s; at 1/20 of the link
@@ -325,10 +315,7 @@ mod tests {
         assert!(sim.flows[0].finished);
         let drops: u64 = sim.ports.iter().map(|p| p.ctrl_drops).sum();
         assert!(drops > 0);
-        let SenderStates::TestScheme(tx) = &sim.senders else {
-            unreachable!()
-        };
-        let tx = &tx[0];
+        let tx = sim.probe_sender(0);
         // One grant per packet: each arrives, is dropped, or (late ones, held back by the
         // pacing) finds the flow already done.
         assert!(tx.grants + drops <= 20, "{} + {drops}", tx.grants);
@@ -405,6 +392,20 @@ mod tests {
     }
 
     impl crate::Simulation {
+        /// `test_probe`'s sender state of flow `flow`.
+        fn probe_sender(&self, flow: usize) -> &super::ProbeTx {
+            let SenderStates::TestScheme(s) = &self.senders else {
+                unreachable!("a test_probe run")
+            };
+            &s[flow]
+        }
+        /// `test_probe`'s switch state of every port.
+        fn probe_switches(&self) -> &[super::ProbeSw] {
+            let SwitchStates::TestScheme(s) = &self.sw_parts else {
+                unreachable!("a test_probe run")
+            };
+            s
+        }
         /// Host timer ticks of `test_probe`'s receiver part at host `host`.
         fn host_rx_ticks(&self, host: usize) -> u32 {
             match &self.host_rx {

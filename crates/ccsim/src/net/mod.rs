@@ -254,8 +254,7 @@ impl PrioState {
     }
     /// Packets queued in this class, head first.
     pub fn packets(&self) -> impl Iterator<Item = u32> + '_ {
-        let head = (self.head != NO_PACKET).then_some(self.head);
-        head.into_iter().chain(self.rest.iter().copied())
+        self.head().into_iter().chain(self.rest.iter().copied())
     }
     #[inline]
     fn push(&mut self, pkt: u32) {
@@ -267,7 +266,7 @@ impl PrioState {
     }
     #[inline]
     fn pop(&mut self) -> Option<u32> {
-        let pkt = (self.head != NO_PACKET).then_some(self.head)?;
+        let pkt = self.head()?;
         self.head = self.rest.pop_front().unwrap_or(NO_PACKET);
         Some(pkt)
     }
@@ -518,9 +517,7 @@ mod tests {
 
     #[test]
     fn a_port_keeps_what_every_packet_touches_in_few_cache_lines() {
-        assert_eq!(std::mem::align_of::<Port>(), 64);
-        // (field offset, the cache line it must sit in)
-        for (offset, line) in [
+        crate::sim::assert_in_lines::<Port>(&[
             (offset_of!(Port, busy_until_ps), 0),
             (offset_of!(Port, tx_bytes), 0),
             (offset_of!(Port, peer), 0),
@@ -533,9 +530,7 @@ mod tests {
             (offset_of!(Port, hdrm_reserve_bytes), 1),
             (offset_of!(Port, pfc_alpha), 1),
             (offset_of!(Port, rate_bps), 1),
-        ] {
-            assert_eq!(offset / 64, line, "field at offset {offset}");
-        }
+        ]);
         assert_eq!(offset_of!(Port, prios), 128);
         assert_eq!(std::mem::size_of::<PrioState>(), 64);
     }

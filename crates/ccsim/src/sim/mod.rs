@@ -27,6 +27,24 @@ pub fn prefetch<T>(p: *const T) {
 /// `prefetch` the first and the last cache line of `*p` (all of it, if at most 64 bytes).
 #[inline(always)]
 pub fn prefetch_value<T>(p: *const T) {
-    prefetch(p);
-    prefetch(p.cast::<u8>().wrapping_add(std::mem::size_of::<T>() - 1));
+    prefetch_bytes(p.cast(), std::mem::size_of::<T>());
+}
+
+/// `prefetch` the first and the last cache line of the `bytes` bytes at `p` (none if 0).
+#[inline(always)]
+pub fn prefetch_bytes(p: *const u8, bytes: usize) {
+    if bytes > 0 {
+        prefetch(p);
+        prefetch(p.wrapping_add(bytes - 1));
+    }
+}
+
+/// Test helper for a `repr(C, align(64))` layout: `T` is line-aligned, and each (field
+/// offset, line) row has its field in that cache line.
+#[cfg(test)]
+pub(crate) fn assert_in_lines<T>(rows: &[(usize, usize)]) {
+    assert_eq!(std::mem::align_of::<T>(), 64);
+    for &(offset, line) in rows {
+        assert_eq!(offset / 64, line, "field at offset {offset}");
+    }
 }

@@ -619,8 +619,6 @@ pub struct Routes {
     host_down_port: Vec<u32>,
     /// Per attachment index: the switch's node.
     attach_node: Vec<u32>,
-    /// The table is worth prefetching (`worth_prefetching`), fixed once built.
-    prefetch: bool,
 }
 
 /// A route entry naming a list of equal-cost ports: its length in the bits above
@@ -722,7 +720,6 @@ impl Routes {
             }
         }
         Ok(Routes {
-            prefetch: entries.len() as u64 * Self::ENTRY_BYTES >= ROUTE_PREFETCH_MIN_BYTES,
             entries,
             ports,
             num_attach: na,
@@ -764,9 +761,8 @@ impl Routes {
 
     /// True when the table is too large to stay cached between hops
     /// (`ROUTE_PREFETCH_MIN_BYTES`), so its entries are worth prefetching.
-    #[inline(always)]
     pub fn worth_prefetching(&self) -> bool {
-        self.prefetch
+        self.entries.len() as u64 * Self::ENTRY_BYTES >= ROUTE_PREFETCH_MIN_BYTES
     }
 
     /// Start loading the table entry `next_hops(si, dst)` reads (`dst` may be any number: a
