@@ -266,7 +266,7 @@ impl Simulation {
         let si = self.switch_index[in_port.node as usize];
         let p = &self.pkts[pkt];
         if si == u32::MAX {
-            self.prefetch_host_arrival(pkt);
+            self.prefetch_host_arrival(in_port, pkt);
             return;
         }
         if matches!(p.kind, PktKind::Pause | PktKind::Resume) {
@@ -288,20 +288,26 @@ impl Simulation {
         }
     }
 
-    /// For a packet about to reach a host (the packet loaded by now): start loading the flow
-    /// state its handler reads, and for an ACK, the sender's scheme state and the INT records.
+    /// For a packet about to reach a host at its NIC `nic` (the packet loaded by now): start
+    /// loading the host's state and the flow state its handler reads; for data, the NIC's
+    /// queue its ACK joins; for an ACK, the sender's scheme state and the INT records.
     #[inline(always)]
-    fn prefetch_host_arrival(&self, pkt: u32) {
+    fn prefetch_host_arrival(&self, nic: &Port, pkt: u32) {
         let p = &self.pkts[pkt];
         let Some(f) = self.flows.get(p.flow as usize) else {
             return; // a PFC frame
         };
+        if let Some(h) = self.hosts.get(p.dst_host as usize) {
+            crate::sim::prefetch_value(h);
+        }
         // The lines of `Flow` the handler reads: both ends' line, and the receiver's or the
         // sender's own.
         crate::sim::prefetch(&f.size_bytes);
         match p.kind {
             PktKind::Data => {
                 crate::sim::prefetch(&f.rcv_nxt);
+                let ack = self.s.ack_priority as usize % crate::net::NUM_PRIO;
+                crate::sim::prefetch(&nic.prios[ack]);
                 if self.s.has_receiver {
                     self.receivers.prefetch(p.flow as usize);
                 }
@@ -330,8 +336,9 @@ impl Simulation {
             let class = &p.prios[prio];
             crate::sim::prefetch(class);
             // At scale (the queue prefetched by `prefetch_queue`): the ingress accounting its
-            // head packet's departure releases.
+            // head packet's departure releases, and the packet that becomes the head.
             if at_scale {
+                class.prefetch_next();
                 if let Some(head) = class.head() {
                     if let Some(ing) = self.ports.get(self.pkts[head].in_port as usize) {
                         crate::sim::prefetch(&ing.prios[prio].ing);

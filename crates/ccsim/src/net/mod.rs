@@ -248,6 +248,14 @@ impl PrioState {
     pub fn head(&self) -> Option<u32> {
         (self.head != NO_PACKET).then_some(self.head)
     }
+    /// Start loading the backlog's first entry, which becomes the head when the head leaves
+    /// (the backlog is a block of its own, apart from the port).
+    #[inline(always)]
+    pub fn prefetch_next(&self) {
+        if let Some(next) = self.rest.front() {
+            crate::sim::prefetch(next);
+        }
+    }
     /// True when no packet is queued in this class.
     pub fn is_empty(&self) -> bool {
         self.head == NO_PACKET
