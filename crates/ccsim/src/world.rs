@@ -336,7 +336,7 @@ impl Simulation {
             let class = &p.prios[prio];
             crate::sim::prefetch(class);
             // At scale (the queue prefetched by `prefetch_queue`): the ingress accounting its
-            // head packet's departure releases, and the packet that becomes the head.
+            // head packet's departure releases, and the backlog entry that becomes the head.
             if at_scale {
                 class.prefetch_next();
                 if let Some(head) = class.head() {
