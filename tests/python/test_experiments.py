@@ -82,7 +82,11 @@ MUST_HOLD = {
     "pcn-fig11": [
         "PCN brings the aggregate rate to capacity (within 5%) within 2 ms, about 4 RTT (Fig. 11(b))"
     ],
-    "acc-fig10": "all",
+    "acc-fig10": [
+        "ACC drains the initial queue at line rate: peak to empty in at most 1.2x the ideal halt time peak/C (Fig. 10(a), (b))",
+        "ACC keeps the bottleneck full after the halt (Fig. 10(c): the aggregate at C = 100 Gb/s; within 2%)",
+        "ACC keeps a smaller standing queue than DCQCN and TIMELY (Fig. 10(a))",
+    ],
     "rcc-fig6": "all",
     "rcc-fig7-8": ["RCC: the incast's aggregate goodput is ~95 Gb/s (paper: 94.98 Gb/s)"],
     "rcc-fig15": [

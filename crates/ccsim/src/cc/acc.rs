@@ -14,8 +14,12 @@
 //!     3-5, 27-33). dS is what was sent in the previous period (accumulated over periods
 //!     without any ACK), dA what was acknowledged in this one;
 //!   - at the end of the first period of a halt, if still congested, extend it by r / R with
-//!     r = dS - dS x R / R_s, dS the bytes sent in the period the halt was decided in and R_s
-//!     the rate before the halt (lines 6-10);
+//!     r = dS - dS x R / R_s (lines 6-10), dS the bytes sent in the period the halt was
+//!     decided in (T_i) and R_s the *measured* sending rate of the period before (T_{i-1},
+//!     section 4.2: "the sending rate R_s in the period before source halt"), which is
+//!     below the set rate when PFC paused the NIC. Applied once per halt: Figure 7 has only
+//!     T_i's excess unseen by the ACKs.
+//!
 //! * **undetermined** (UE, no steady CE): N_v += 1, and if N_v > P_thresh, R_s = R_s / 2
 //!   (lines 22-26);
 //! * **uncongested** (no mark): R_s += (lineRate - R_s) / lineRate x RI, with RI = RI_Low for
@@ -23,11 +27,24 @@
 //!
 //! `acc_nohalt` (section 6.4, Figure 16) throttles to R without halting.
 //!
+//! Readings (section 4.2-4.3, named here and in the docs):
+//! * R counts bytes on the wire: MTU in line 3 is a full packet with its headers, the unit
+//!   the pacer charges, so that flows resuming at their R fill the link (Proposition 1);
+//!   counted in payload bytes they would resume at 0.954 C with 1000 B payloads.
+//! * R is clamped to [`min_rate`, line rate] before use, and t_Halt uses the clamped R, the
+//!   rate the flow will actually drain and then send at.
+//! * t_Halt exists to drain the flow's own backlog, so it is bounded by it: the flow's
+//!   bytes in flight less one base RTT at R (the pipe's share), drained at R. dS - dA is the
+//!   paper's estimate of that backlog when ACKs are regular; without the bound, dS summed
+//!   over silent periods and R from one ACK after a long gap gave halts of many ms. The
+//!   extension is bounded the same way (the halt never ends later than the bytes still in
+//!   flight need).
+//!
 //! Choices where the paper is silent (named here and in the docs): a period with CE on fewer
 //! than 90% of its ACKs, a period without any ACK, and periods while halted change no rate
 //! (the flow is neither steadily congested nor known to be uncongested); N_u and N_v count
 //! consecutive periods and reset otherwise; the initial rate is line rate; the rate never
-//! falls below `min_rate`.
+//! falls below `min_rate` (100 Mb/s; the paper gives no floor).
 //!
 //! Defaults (section 6.1): RI_Low = lineRate / 250 (400 Mb/s at 100G), RI_High = 10 RI_Low,
 //! P_thresh = 1, ce_fraction 0.9, T = base RTT (0), TCD threshold 2 MTU and max(T_on) 24 us.
@@ -159,8 +176,10 @@ pub struct AccSender {
     /// snd_nxt and snd_una when the period began.
     nxt_at_start: u64,
     una_at_start: u64,
-    /// dS of the previous period(s): bytes sent, accumulated while no ACK arrives.
+    /// dS of the previous period(s): bytes sent, accumulated while no ACK arrives, and over
+    /// how many periods.
     sent_prev: u64,
+    sent_prev_periods: u32,
     /// Arrival time of the last ACK and the gap before it. The first ACK, and the first after
     /// a halt ended, have no inter-arrival time (R uses T): a gap that spans the sender's own
     /// silence says nothing about the pipe (our reading of section 4.3's sparse-ACK rule).
@@ -182,12 +201,15 @@ pub struct AccSender {
     pub acks_by_mark: [u64; 3],
 }
 
-/// One source halt.
+/// One source halt: when, the rate R it throttled to (bytes on the wire), and the dS and dA
+/// (payload bytes) it was decided from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Halt {
     pub start_ps: u64,
     pub end_ps: u64,
     pub rate_bps: f64,
+    pub sent_bytes: u64,
+    pub acked_bytes: u64,
 }
 
 impl AccSender {
@@ -207,10 +229,11 @@ impl AccSender {
     }
 
     /// R: the ACK arrival rate over the period (or over the last inter-arrival time when ACKs
-    /// are sparser than one per period).
-    pub fn ack_rate_bps(&self, mtu: u64) -> f64 {
+    /// are sparser than one per period), in bytes on the wire: each ACK stands for one full
+    /// packet of `mtu_wire` bytes (line 3's recvNum x MTU), which is what the pacer charges.
+    pub fn ack_rate_bps(&self, mtu_wire: u64) -> f64 {
         let span = self.period_ps.max(self.ack_gap_ps);
-        (self.acks as u64 * mtu) as f64 * 8.0 * PS_PER_S as f64 / span as f64
+        (self.acks as u64 * mtu_wire) as f64 * 8.0 * PS_PER_S as f64 / span as f64
     }
 
     fn set_rate(&mut self, p: &AccParams, tx: &mut Tx, rate: f64) {
@@ -218,42 +241,67 @@ impl AccSender {
         tx.ctl().rate_bps = (self.rate_bps.round() as u64).max(1);
     }
 
-    /// Lines 1-11: a steadily congested period.
+    /// Time to drain `excess` payload bytes of the flow at `rate_bps` (on the wire), bounded by
+    /// what the flow can have queued: its bytes in flight beyond one base RTT at that rate
+    /// (the pipe's share of them). The paper's estimate (dS - dA, or the extension's r) is the
+    /// flow's queued bytes when its ACKs are regular; the bound keeps it physical when they
+    /// are not (dS accumulated over silent periods, R from one ACK after a long gap).
+    fn drain_ps(&self, tx: &Tx, excess: f64, rate_bps: f64) -> u64 {
+        let wire_per_payload = wire_per_payload(tx);
+        let in_flight = (tx.snd_nxt() - tx.snd_una()) as f64;
+        let pipe = rate_bps / 8.0 * tx.base_rtt_ps() as f64 / PS_PER_S as f64 / wire_per_payload;
+        let queued = excess.min(in_flight - pipe).max(0.0);
+        secs_to_ps(queued * wire_per_payload * 8.0 / rate_bps)
+    }
+
+    /// Lines 1-5 and 27-33: a steadily congested period. The flow is throttled to R (within
+    /// `min_rate` and line rate) and halts for t_Halt = (dS - dA) / R at that rate.
     fn congested(&mut self, p: &AccParams, tx: &mut Tx, sent_bytes: u64, acked_bytes: u64) {
-        let mtu = tx.mtu_payload_bytes();
         if !self.halted && tx.snd_una() > self.snd_nxt_start {
-            let r = self.ack_rate_bps(mtu);
-            let rate_before = self.rate_bps;
+            let r = self.ack_rate_bps(tx.mtu_wire_bytes());
             self.set_rate(p, tx, r);
+            let r = self.rate_bps;
             if p.halt && sent_bytes > acked_bytes {
-                let t_halt = secs_to_ps((sent_bytes - acked_bytes) as f64 * 8.0 / r);
+                let t_halt = self.drain_ps(tx, (sent_bytes - acked_bytes) as f64, r);
                 tx.ctl().hold_until_ps = tx.now_ps + t_halt;
                 self.halted = true;
                 self.extended = false;
                 self.snd_nxt_start = tx.snd_nxt();
-                (self.halt_r_bps, self.halt_rs_bps) = (r, rate_before);
+                // R_s of line 7: the rate the flow sent at in the period before (T_{i-1}),
+                // measured from dS (lower than the set rate when PFC paused the NIC).
+                let secs = (self.sent_prev_periods.max(1) as u64 * self.period_ps) as f64
+                    / PS_PER_S as f64;
+                self.halt_rs_bps = sent_bytes as f64 * 8.0 / secs * wire_per_payload(tx);
+                self.halt_r_bps = r;
                 self.halts.push(Halt {
                     start_ps: tx.now_ps,
                     end_ps: tx.now_ps + t_halt,
                     rate_bps: r,
+                    sent_bytes,
+                    acked_bytes,
                 });
             }
         }
     }
 
     /// Lines 6-10, at the end of the first period of a halt: extend it by the excess sent in
-    /// the period the halt was decided in, which the ACKs have not shown yet.
+    /// the period the halt was decided in (T_i), which its ACKs have not shown yet:
+    /// r = dS - dS x R / R_s with dS the bytes sent in T_i and R_s the measured rate of
+    /// T_{i-1}; t_extend = r / R. Once per halt (Figure 7: only T_i's excess is unseen).
     fn extend_halt(&mut self, tx: &mut Tx, sent_bytes: u64) {
         self.extended = true;
         let (r, rs) = (self.halt_r_bps, self.halt_rs_bps);
         if rs <= r {
             return;
         }
-        let excess = sent_bytes as f64 - sent_bytes as f64 * r / rs;
-        let t_extend = secs_to_ps(excess * 8.0 / r);
-        tx.ctl().hold_until_ps += t_extend;
+        let excess = sent_bytes as f64 * (1.0 - r / rs);
+        let end = tx.ctl().hold_until_ps;
+        let bound = tx.now_ps + self.drain_ps(tx, f64::INFINITY, r);
+        let t_extend = secs_to_ps(excess * wire_per_payload(tx) * 8.0 / r);
+        let new_end = (end + t_extend).min(bound).max(end);
+        tx.ctl().hold_until_ps = new_end;
         if let Some(h) = self.halts.last_mut() {
-            h.end_ps += t_extend;
+            h.end_ps = new_end;
         }
     }
 
@@ -305,14 +353,19 @@ impl AccSender {
             self.n_v = 0;
         }
         // dS accumulates over periods in which no ACK arrives.
-        self.sent_prev = if self.acks == 0 {
-            self.sent_prev + sent_now
+        (self.sent_prev, self.sent_prev_periods) = if self.acks == 0 {
+            (self.sent_prev + sent_now, self.sent_prev_periods + 1)
         } else {
-            sent_now
+            (sent_now, 1)
         };
         (self.acks, self.ce_acks, self.ue_acks) = (0, 0, 0);
         (self.nxt_at_start, self.una_at_start) = (tx.snd_nxt(), tx.snd_una());
     }
+}
+
+/// Bytes on the wire per payload byte of a full packet.
+fn wire_per_payload(tx: &Tx) -> f64 {
+    tx.mtu_wire_bytes() as f64 / tx.mtu_payload_bytes() as f64
 }
 
 fn secs_to_ps(s: f64) -> u64 {
@@ -363,6 +416,8 @@ mod tests {
 
     const LINE: u64 = 100_000_000_000;
     const T: u64 = 10 * PS_PER_US;
+    /// A full packet on the wire in `TestFlow`: 1000 B payload + 48 B headers.
+    const WIRE: f64 = 1048.0;
 
     fn flow(p: &AccParams) -> (AccSender, TestFlow) {
         let mut f = TestFlow::new(LINE);
@@ -370,6 +425,18 @@ mod tests {
         let mut s = AccSender::default();
         s.on_start(p, &mut f.tx(0));
         (s, f)
+    }
+
+    fn ack(mark: Mark, seq: u64) -> AckInfo<'static> {
+        AckInfo {
+            nack: false,
+            ack_seq: seq,
+            newly_acked_bytes: 1000,
+            mark,
+            rtt_ps: T,
+            hdr: SchemeHdr::default(),
+            int: &[],
+        }
     }
 
     /// `n` ACKs of 1000 B each with `mark`, arriving evenly over the period ending at `end`,
@@ -386,16 +453,8 @@ mod tests {
         f.f.snd_nxt += sent;
         for i in 0..n {
             f.f.snd_una += 1000;
-            let a = AckInfo {
-                nack: false,
-                ack_seq: f.f.snd_una,
-                newly_acked_bytes: 1000,
-                mark,
-                rtt_ps: T,
-                hdr: SchemeHdr::default(),
-                int: &[],
-            };
             let now = end - T + (i as u64 + 1) * T / (n as u64 + 1);
+            let a = ack(mark, f.f.snd_una);
             s.on_ack(p, &mut f.tx(now), &a);
         }
         s.on_timer(p, &mut f.tx(end), PERIOD);
@@ -405,25 +464,52 @@ mod tests {
         f.f.ctl.rate_bps as f64
     }
 
+    /// Seconds to send `bytes` at `bps`, in ps.
+    fn at(bytes: f64, bps: f64) -> u64 {
+        secs_to_ps(bytes * 8.0 / bps)
+    }
+
     #[test]
     fn congested_flow_halts_for_its_excess_over_the_ack_rate_then_sends_at_it() {
-        // Lines 2-5, 27-33. Period 1: 125 KB sent at line rate (10 us x 100G). Period 2: 25 ACKs
-        // of 1 KB, all CE, so R = 25 KB / 10 us = 20 Gb/s and the excess is 125 - 25 = 100 KB:
-        // t_Halt = 100 KB / 20 Gb/s = 40 us.
+        // Lines 2-5, 27-33. Period 1: 125 KB sent. Period 2: 25 ACKs, all CE, so
+        // R = 25 x 1048 B / 10 us = 20.96 Gb/s on the wire and the excess is dS - dA =
+        // 125 - 25 = 100 KB of payload, 104.8 KB on the wire: t_Halt = 40 us.
         let p = AccParams::default();
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
-        assert_eq!(f.f.ctl.rate_bps, 20_000_000_000, "R_s = R");
+        assert_eq!(f.f.ctl.rate_bps, 20_960_000_000, "R_s = R");
         assert!(s.halted);
         assert_eq!(f.f.ctl.hold_until_ps, 2 * T + 40 * PS_PER_US);
         assert_eq!(s.snd_nxt_start, f.f.snd_nxt);
+        let h = s.halts[0];
+        assert_eq!((h.sent_bytes, h.acked_bytes), (125_000, 25_000));
+    }
+
+    #[test]
+    fn the_ack_rate_counts_bytes_on_the_wire_so_resumed_flows_fill_the_link() {
+        // Proposition 1: after the halt the flows' rates add up to C. Ten flows share a 100G
+        // link of 1048 B frames: each receives C / 10 / (8 x 1048 B) ACKs per second. Over
+        // 100 periods of 10 us that is 1192.7 ACKs; R counted in wire bytes gives C / 10
+        // back, where counting 1000 B of payload per ACK would give 0.954 x C / 10.
+        let p = AccParams {
+            period: Time(100 * T),
+            ..AccParams::default()
+        };
+        let (mut s, mut f) = flow(&p);
+        s.acks = 1193;
+        let r = s.ack_rate_bps(f.tx(0).mtu_wire_bytes());
+        assert!((r / 10e9 - 1.0).abs() < 1e-3, "{r}");
+        // The pacer charges the same 1048 B per packet: at R the flow sends exactly as many
+        // packets as it received ACKs for.
+        assert_eq!(f.tx(0).mtu_wire_bytes(), WIRE as u64);
     }
 
     #[test]
     fn the_first_halted_period_extends_the_halt_by_the_unseen_excess() {
-        // Lines 6-10: in period 2 the flow still sent 125 KB at R_s = 100G; the pipe took
-        // R/R_s of it, so r = 125 KB x (1 - 20/100) = 100 KB more, t_extend = 40 us.
+        // Lines 6-10: in period 2 (T_i) the flow sent 125 KB more. R_s, the measured rate of
+        // period 1, is 125 KB / 10 us on the wire (104.8 Gb/s); r = 125 KB x (1 - R / R_s) =
+        // 100 KB of payload, t_extend = 40 us.
         let p = AccParams::default();
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
@@ -434,9 +520,48 @@ mod tests {
         period(&mut s, &p, &mut f, 4 * T, 25, Mark::Ce, 0);
         assert_eq!(f.f.ctl.hold_until_ps, 2 * T + 80 * PS_PER_US);
         assert_eq!(
-            f.f.ctl.rate_bps, 20_000_000_000,
+            f.f.ctl.rate_bps, 20_960_000_000,
             "no rate change while halted"
         );
+        assert_eq!(s.halts[0].end_ps, 2 * T + 80 * PS_PER_US);
+    }
+
+    #[test]
+    fn the_extension_uses_the_measured_rate_of_the_period_before_the_halt() {
+        // PFC paused the NIC for half of period 1: it sent 62.5 KB, R_s = 52.4 Gb/s. Then
+        // r = 125 KB x (1 - 20.96 / 52.4) = 75 KB, t_extend = 30 us (the set rate, line
+        // rate, would have given 100 KB and 40 us).
+        let p = AccParams::default();
+        let (mut s, mut f) = flow(&p);
+        period(&mut s, &p, &mut f, T, 0, Mark::None, 62_500);
+        period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
+        // t_Halt = (62.5 - 25) KB at R = 15 us.
+        assert_eq!(f.f.ctl.hold_until_ps, 2 * T + 15 * PS_PER_US);
+        period(&mut s, &p, &mut f, 3 * T, 25, Mark::Ce, 0);
+        assert_eq!(f.f.ctl.hold_until_ps, 2 * T + 45 * PS_PER_US);
+    }
+
+    #[test]
+    fn a_halt_never_outlasts_the_flow_s_own_queued_bytes_at_its_rate() {
+        // dS accumulates over 50 silent periods (50 x 125 KB), then one CE ACK arrives 500 us
+        // after the previous one: R = 1048 B / 500 us = 16.8 Mb/s, clamped to min_rate
+        // (100 Mb/s), the rate the flow then sends at. Unbounded, t_Halt would be
+        // 6.2 MB / 100 Mb/s = 0.5 s; but the flow has only 64 KB in flight, of which one base
+        // RTT at R is the pipe's: the halt drains the rest at R.
+        let p = AccParams::default();
+        let (mut s, mut f) = flow(&p);
+        s.on_ack(&p, &mut f.tx(1), &ack(Mark::Ce, 0));
+        for k in 1..=50 {
+            period(&mut s, &p, &mut f, k * T, 0, Mark::None, 125_000);
+        }
+        f.f.snd_una = f.f.snd_nxt - 64_000;
+        f.f.snd_una -= 1000;
+        period(&mut s, &p, &mut f, 51 * T, 1, Mark::Ce, 0);
+        assert_eq!(rate(&f), 100e6, "R clamped to min_rate");
+        let pipe = 100e6 / 8.0 * 10e-6 / (WIRE / 1000.0);
+        let t = f.f.ctl.hold_until_ps - 51 * T;
+        assert_eq!(t, at((64_000.0 - pipe) * WIRE / 1000.0, 100e6));
+        assert!(t < 6 * 1000 * PS_PER_US, "{t}");
     }
 
     #[test]
@@ -452,47 +577,42 @@ mod tests {
         f.f.snd_una = start - 30_000;
         period(&mut s, &p, &mut f, end, 5, Mark::Ce, 10_000);
         assert!(!s.halted && f.f.ctl.hold_until_ps < end);
-        assert_eq!(f.f.ctl.rate_bps, 20_000_000_000);
-        // Past it: throttled to the new ACK rate (10 ACKs / 10 us = 8 Gb/s) and halted again.
+        assert_eq!(f.f.ctl.rate_bps, 20_960_000_000);
+        // Past it: throttled to the new ACK rate (10 ACKs / 10 us = 8.384 Gb/s on the wire)
+        // and halted again.
         period(&mut s, &p, &mut f, end + T, 0, Mark::None, 0);
         f.f.snd_una = start;
         period(&mut s, &p, &mut f, end + 2 * T, 10, Mark::Ce, 0);
-        assert_eq!(f.f.ctl.rate_bps, 8_000_000_000);
+        assert_eq!(f.f.ctl.rate_bps, 8_384_000_000);
     }
 
     #[test]
     fn sparse_acks_use_the_inter_arrival_time() {
-        // Section 4.3: one ACK 30 us after the previous one gives 1 KB / 30 us, not / T.
+        // Section 4.3: one ACK 30 us after the previous one gives 1 packet / 30 us, not / T.
         let p = AccParams::default();
         let (mut s, mut f) = flow(&p);
-        let a = AckInfo {
-            nack: false,
-            ack_seq: 1000,
-            newly_acked_bytes: 1000,
-            mark: Mark::Ce,
-            rtt_ps: T,
-            hdr: SchemeHdr::default(),
-            int: &[],
-        };
-        // The first ACK has no inter-arrival time: 1 KB / T, however long (50 us) the flow
-        // waited for it.
+        let a = ack(Mark::Ce, 1000);
+        // The first ACK has no inter-arrival time: 1 packet / T, however long (50 us) the
+        // flow waited for it.
         s.on_ack(&p, &mut f.tx(50 * PS_PER_US), &a);
-        let r = s.ack_rate_bps(1000);
-        assert!((r - 8e3 / 10e-6).abs() < 1.0, "{r}");
+        let r = s.ack_rate_bps(1048);
+        assert!((r - 8.0 * WIRE / 10e-6).abs() < 1.0, "{r}");
         s.acks = 0;
         s.on_ack(&p, &mut f.tx(80 * PS_PER_US), &a);
-        let r = s.ack_rate_bps(1000);
-        assert!((r - 8e3 / 30e-6).abs() < 1.0, "{r}");
+        let r = s.ack_rate_bps(1048);
+        assert!((r - 8.0 * WIRE / 30e-6).abs() < 1.0, "{r}");
         // A gap spanning a halt the sender sat out (ended at 150 us) is not the pipe's: T again.
         s.halts.push(Halt {
             start_ps: 90 * PS_PER_US,
             end_ps: 150 * PS_PER_US,
             rate_bps: 1e9,
+            sent_bytes: 0,
+            acked_bytes: 0,
         });
         s.acks = 0;
         s.on_ack(&p, &mut f.tx(170 * PS_PER_US), &a);
-        let r = s.ack_rate_bps(1000);
-        assert!((r - 8e3 / 10e-6).abs() < 1.0, "{r}");
+        let r = s.ack_rate_bps(1048);
+        assert!((r - 8.0 * WIRE / 10e-6).abs() < 1.0, "{r}");
     }
 
     #[test]
@@ -551,19 +671,20 @@ mod tests {
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
-        assert_eq!(f.f.ctl.rate_bps, 20_000_000_000);
+        assert_eq!(f.f.ctl.rate_bps, 20_960_000_000);
         assert!(!s.halted && f.f.ctl.hold_until_ps == 0);
     }
 
     #[test]
     fn delta_s_accumulates_over_periods_without_acks() {
-        // 125 KB in each of two silent periods, then 25 CE ACKs: excess 250 - 25 = 225 KB at
-        // 20 Gb/s = 90 us.
+        // 125 KB in each of two silent periods, then 25 CE ACKs: dS - dA = 250 - 25 = 225 KB.
+        // The flow has 225 KB in flight, of which one base RTT at R (25 KB) is in the pipe,
+        // so 200 KB can be queued: t_Halt = 200 KB at 20.96 Gb/s on the wire = 80 us.
         let p = AccParams::default();
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 2 * T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 3 * T, 25, Mark::Ce, 0);
-        assert_eq!(f.f.ctl.hold_until_ps, 3 * T + 90 * PS_PER_US);
+        assert_eq!(f.f.ctl.hold_until_ps, 3 * T + 80 * PS_PER_US);
     }
 }

@@ -450,6 +450,11 @@ impl Tx<'_> {
     pub fn mtu_payload_bytes(&self) -> u64 {
         self.f.mtu_payload_bytes
     }
+    /// A full data packet's bytes on the wire (payload and headers), which the pacer charges.
+    #[inline]
+    pub fn mtu_wire_bytes(&self) -> u64 {
+        self.f.mtu_payload_bytes + self.f.header_bytes as u64
+    }
     /// Next new byte to send.
     #[inline]
     pub fn snd_nxt(&self) -> u64 {
@@ -980,6 +985,7 @@ impl TestFlow {
         f.line_rate_bps = line_rate_bps;
         f.ctl.rate_bps = line_rate_bps;
         f.mtu_payload_bytes = 1000;
+        f.header_bytes = 48;
         TestFlow {
             f,
             q: EventQueue::default(),

@@ -512,6 +512,7 @@ impl Scenario {
             let mut fl = Flow::new(s.src, s.dst, s.size_bytes, s.start_ps, s.stop_ps);
             fl.line_rate_bps = host_rate[s.src as usize].min(s.rate_bps.unwrap_or(u64::MAX));
             fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
+            fl.header_bytes = sim.s.header_bytes;
             fl.base_rtt_ps = base_rtt_ps;
             let mut path = sim.path(sim.flows.len() as u32, s.src, s.dst);
             // A rate limiter is the path's slowest hop for the ideal FCT.
