@@ -135,8 +135,9 @@ def run(
     Parameters
     ----------
     scenario : str, Path or dict
-        Path to a TOML scenario file (relative paths inside it resolve against its directory), or
-        the scenario as a dict (relative paths resolve against the current directory).
+        Path to a TOML scenario file (relative paths inside it resolve against its directory),
+        the name of a built-in example (``ccsim examples``, e.g. ``"incast-16to1"``), or the
+        scenario as a dict (relative paths resolve against the current directory).
     seed : int, optional
         Replaces the scenario's seed.
     overrides : dict or list of str, optional
@@ -391,16 +392,34 @@ def to_toml(data: Mapping[str, Any]) -> str:
 # --- helpers -------------------------------------------------------------------------------------
 
 
+def scenario_path(arg: str | os.PathLike[str]) -> Path:
+    """A scenario file, or the built-in example ``arg`` names (``ccsim examples``)."""
+    path = Path(arg)
+    if path.exists():
+        return path
+    from ccsim import examples
+
+    builtin = examples.find_scenario(str(arg))
+    if builtin is None:
+        raise ScenarioError(
+            f"{arg}: no such file and no built-in example of that name; "
+            "`ccsim examples` lists the built-in ones"
+        )
+    return builtin
+
+
 def _scenario_text(scenario: Scenario) -> tuple[str, str]:
     """(TOML text, base directory for the relative paths inside it)."""
     if isinstance(scenario, Mapping):
         return to_toml(scenario), _scenario_dir(scenario)
-    return read_text(Path(scenario)), _scenario_dir(scenario)
+    return read_text(scenario_path(scenario)), _scenario_dir(scenario)
 
 
 def _scenario_dir(scenario: Scenario) -> str:
     """The folder a scenario's relative paths start from: its file's, or the current one."""
-    return os.getcwd() if isinstance(scenario, Mapping) else str(Path(scenario).resolve().parent)
+    if isinstance(scenario, Mapping):
+        return os.getcwd()
+    return str(scenario_path(scenario).resolve().parent)
 
 
 def read_text(path: Path) -> str:

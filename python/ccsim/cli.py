@@ -96,29 +96,18 @@ def _seed(text: str) -> int:
 # --- commands ------------------------------------------------------------------------------------
 
 
-def _scenario_path(arg: str) -> Path:
-    """A scenario file, or the built-in example ``arg`` names (``ccsim examples``)."""
-    path = Path(arg)
-    if path.exists():
-        return path
-    builtin = examples.find_scenario(arg)
-    if builtin is None:
-        raise ScenarioError(
-            f"{arg}: no such file and no built-in example of that name; "
-            "`ccsim examples` lists the built-in ones"
-        )
-    return builtin
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    path = _scenario_path(args.scenario)
+    path = api.scenario_path(args.scenario)
     # Check the settings first (the fabric is built once, by the run), so a bad scenario fails
     # before any directory is created.
     resolved = api.validate(path, seed=args.seed, overrides=args.set, build=False)
     if args.out is not None:
         out = Path(args.out)
     else:
-        out = Path("results") / _dir_name(api.scenario_name(resolved) or path.stem)
+        # A run with overrides or another seed gets a directory of its own, named after them.
+        settings = [*(args.set or []), *([f"seed={args.seed}"] if args.seed is not None else [])]
+        name = "-".join([api.scenario_name(resolved) or path.stem, *settings])
+        out = Path("results") / _dir_name(name)
     if not args.force:
         _refuse_other_run(out, resolved)
     created = not out.exists()
@@ -179,7 +168,7 @@ def _changed_keys(a: Any, b: Any, prefix: str = "") -> list[str]:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    path = _scenario_path(args.scenario)
+    path = api.scenario_path(args.scenario)
     resolved = api.validate(path, seed=args.seed, overrides=args.set)
     ok = f"ok: {api.scenario_name(resolved) or path.stem}"
     if args.print:  # stdout stays a re-runnable TOML file; the verdict goes to stderr

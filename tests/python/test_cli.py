@@ -276,14 +276,33 @@ def test_a_run_with_other_settings_does_not_replace_the_first(
     assert ccsim_cli("run", str(scenario_file), cwd=tmp_path).returncode == 0
     config = tmp_path / "results" / "t" / "config.toml"
     first = config.read_text()
+    # By default a run with overrides (or another seed) gets a directory named after them.
     proc = ccsim_cli("run", str(scenario_file), "--set", "cc.scheme=hpcc", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "results in results/t-cc.scheme_hpcc" in proc.stdout
+    assert 'scheme = "hpcc"' in (tmp_path / "results/t-cc.scheme_hpcc/config.toml").read_text()
+    proc = ccsim_cli("run", str(scenario_file), "--seed", "7", "-q", cwd=tmp_path)
+    assert proc.stdout.strip() == "results/t-seed_7", proc.stderr
+    assert config.read_text() == first
+    # An --out that holds a run of other settings is refused, named, and left alone.
+    out = ["--out", "results/t"]
+    proc = ccsim_cli("run", str(scenario_file), *out, "--set", "cc.scheme=hpcc", cwd=tmp_path)
     assert_one_line_error(proc, 2, "results/t", "other settings", "cc.scheme", "--force")
     assert config.read_text() == first
     # The same settings again replace the run (it is the same run); --force replaces any.
     assert ccsim_cli("run", str(scenario_file), cwd=tmp_path).returncode == 0
-    proc = ccsim_cli("run", str(scenario_file), "--set", "cc.scheme=hpcc", "--force", cwd=tmp_path)
+    proc = ccsim_cli(
+        "run", str(scenario_file), *out, "--set", "cc.scheme=hpcc", "--force", cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     assert 'scheme = "hpcc"' in config.read_text()
+
+
+def test_the_python_api_runs_a_built_in_example_by_name(tmp_path: Path) -> None:
+    r = ccsim.run("incast-16to1", overrides={"duration": "200us"})
+    assert r.summary["name"] == "incast-16to1" and len(r.flows) == 16
+    with pytest.raises(ccsim.ScenarioError, match="no built-in example of that name"):
+        ccsim.run(str(tmp_path / "missing.toml"))
 
 
 def test_run_result_tables(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ built-in example from a directory outside the clone (the examples ship in the pa
 from __future__ import annotations
 
 import json
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -17,14 +18,26 @@ def test_wheel_runs_examples_outside_the_clone(tmp_path: Path) -> None:
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", wheels, REPO], check=True
     )
     venv = tmp_path / "venv"
-    # The venv sees the test environment's packages (pandas, ...), so nothing is downloaded;
-    # its own site-packages come first, so the ccsim it runs is the wheel's (reinstalled, as
-    # the test environment has one of the same version).
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True)
-    py, ccsim = venv / "bin" / "python", venv / "bin" / "ccsim"
+    # The venv sees the test environment's packages (pandas, ...), so nothing is downloaded:
+    # a .pth file lists the test interpreter's own site-packages, whether it runs in a venv
+    # (whose packages --system-site-packages would not show) or not. The venv's own
+    # site-packages come first, so the ccsim it runs is the wheel's.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    py = venv / "bin" / "python"
+    venv_site = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    parent_sites = site.getsitepackages() + [site.getusersitepackages()]
+    Path(venv_site, "test-env.pth").write_text("\n".join(parent_sites) + "\n")
+    ccsim = venv / "bin" / "ccsim"
     wheel = next(wheels.glob("ccsim-*.whl"))
+    # pip comes from the test environment (through the .pth) and installs into the venv; it
+    # leaves the test environment's own ccsim alone.
     subprocess.run(
-        [py, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", wheel], check=True
+        [py, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", wheel], check=True
     )
     work = tmp_path / "elsewhere"
     work.mkdir()
