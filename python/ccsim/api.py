@@ -65,6 +65,7 @@ class EngineTables:
     queues = property(lambda self: self.table("queues"))
     flow_queues = property(lambda self: self.table("flow_queues"))
     rates = property(lambda self: self.table("rates"))
+    halts = property(lambda self: self.table("halts"))
 
 
 class RunResult(EngineTables):
@@ -78,10 +79,11 @@ class RunResult(EngineTables):
     flows : DataFrame
         One row per flow: id, src, dst, size_bytes, start_ps, finish_ps, fct_ps, ideal_fct_ps,
         slowdown, bytes_acked, plus start_us, finish_us, fct_us, ideal_fct_us.
-    pfc_events, pfc_ports, queues, flow_queues, rates : DataFrame
+    pfc_events, pfc_ports, queues, flow_queues, rates, halts : DataFrame
         PFC pause/resume events, per-port PFC counters, queue samples, each flow's bytes in the
-        probed queues (with ``output.queues.by_flow``) and rate samples; ``time_us`` is added
-        wherever a ``time_ps`` column exists.
+        probed queues (with ``output.queues.by_flow``), rate samples, and ACC's source halts
+        (flow, start_ps, end_ps, rate_bps, sent_bytes, acked_bytes; empty for other schemes);
+        ``time_us`` is added wherever a ``time_ps`` column exists.
     summary : dict
         The engine's summary (``summary.json``); ``summary["perf"]`` is the only part that differs
         between two runs of the same scenario and seed.
@@ -492,7 +494,8 @@ def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
 
 def add_us_columns(table: str, df: pd.DataFrame) -> None:
     """Add the float ``*_us`` convenience columns to engine table ``table`` (in place)."""
-    for base in _FLOW_TIMES if table == "flows" else ("time",):
+    bases = {"flows": _FLOW_TIMES, "halts": ("start", "end")}.get(table, ("time",))
+    for base in bases:
         _add_us(df, f"{base}_ps", f"{base}_us")
 
 

@@ -468,20 +468,66 @@ def queue_kb(
     return _per_run(res, "queues", after_us, _link_mean(link, "queue_bytes", 1e-3), agg, where)
 
 
-def flow_queue_kb(res: SweepResult, link: str, flow: int, agg: str = "max", **where: Any) -> float:
-    """The peak of flow ``flow``'s bytes (KB) in probed ``link``'s queue, per run, aggregated
-    over runs with ``agg`` (needs ``by_flow = true`` in ``[output] queues``)."""
+def flow_queue_kb(
+    res: SweepResult,
+    link: str,
+    flow: int,
+    after_us: float = 0,
+    until_us: float = math.inf,
+    agg: str = "max",
+    **where: Any,
+) -> float:
+    """The peak of flow ``flow``'s bytes (KB) in probed ``link``'s queue over ``[after_us,
+    until_us)``, per run, aggregated over runs with ``agg`` (needs ``by_flow = true`` in
+    ``[output] queues``)."""
 
+    def one(mine: pd.DataFrame) -> float:
+        return float(mine["queue_bytes"].max()) / 1e3 if len(mine) else 0.0
+
+    return _flow_queue(res, link, flow, after_us, until_us, one, agg, where)
+
+
+def flow_queue_span_us(
+    res: SweepResult,
+    link: str,
+    flow: int,
+    kb: float = 1,
+    after_us: float = 0,
+    agg: str = "mean",
+    **where: Any,
+) -> float:
+    """How long flow ``flow`` kept at least ``kb`` KB queued at probed ``link`` from
+    ``after_us`` on: its first such sample to its last (0 without any), per run; e.g. how long
+    a victim was blocked behind a paused port (ACC Figures 3-4)."""
+
+    def one(mine: pd.DataFrame) -> float:
+        t = mine[mine["queue_bytes"] >= kb * 1e3]["time_us"]
+        return float(t.max() - t.min()) if len(t) else 0.0
+
+    return _flow_queue(res, link, flow, after_us, math.inf, one, agg, where)
+
+
+def _flow_queue(
+    res: SweepResult,
+    link: str,
+    flow: int,
+    after_us: float,
+    until_us: float,
+    fn: Callable[[pd.DataFrame], float],
+    agg: str,
+    where: Mapping[str, Any],
+) -> float:
+    """``fn`` of each run's samples of ``flow`` at probed ``link`` in ``[after_us, until_us)``
+    (a flow with nothing queued at a sample has no row there)."""
     probed = _select(res, where).queues
     if probed.empty or link not in set(probed["link"]):
         raise ClaimError(f"link `{link}` is not probed; name it in [output] queues, by_flow = true")
 
     def one(fq: pd.DataFrame) -> float:
-        # A flow (or a port) with nothing queued at any sample has no rows: its peak is 0.
-        mine = fq[(fq["link"] == link) & (fq["flow"] == flow)]
-        return float(mine["queue_bytes"].max()) / 1e3 if len(mine) else 0.0
+        mine = fq[(fq["link"] == link) & (fq["flow"] == flow) & (fq["time_us"] < until_us)]
+        return fn(mine)
 
-    return _per_run(res, "flow_queues", 0, one, agg, where)
+    return _per_run(res, "flow_queues", after_us, one, agg, where)
 
 
 def drain_ratio(
@@ -506,6 +552,26 @@ def drain_ratio(
         return drain_us / (peak * 8 / (gbps * 1e3))
 
     return _per_run(res, "queues", after_us, one, agg, where)
+
+
+def halt_error(res: SweepResult, link: str, gbps: float, agg: str = "max", **where: Any) -> float:
+    """ACC's halts against the ideal (Fig. 10(b)): each flow's first halt (``halts`` table) over
+    the ideal halt time, probed ``link``'s peak queue over the time a ``gbps`` link needs to
+    send it. The largest |halt / ideal - 1| over the run's flows, aggregated over runs."""
+    sel = _select(res, where)
+    halts, queues = sel.halts, sel.queues
+    values = []
+    for rid in sel.ok_runs["run_id"]:
+        q = queues[(queues["run_id"] == rid) & (queues["link"] == link)] if len(queues) else queues
+        h = halts[halts["run_id"] == rid] if len(halts) else halts
+        if q.empty:
+            raise ClaimError(f"link `{link}` is not probed; name a port in [output] queues")
+        if h.empty:
+            raise ClaimError(f"run {rid} has no halts (the halts table is ACC's)")
+        ideal_ps = q["queue_bytes"].max() * 8 / (gbps * 1e9) * 1e12
+        first = h.groupby("flow").first()
+        values.append(float(((first["end_ps"] - first["start_ps"]) / ideal_ps - 1).abs().max()))
+    return _aggregate(values, agg, "halt_error")
 
 
 def goodput_gbps(
@@ -843,7 +909,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "utilization": utilization,
     "queue_kb": queue_kb,
     "drain_ratio": drain_ratio,
+    "halt_error": halt_error,
     "flow_queue_kb": flow_queue_kb,
+    "flow_queue_span_us": flow_queue_span_us,
     "ref_gap": ref_gap,
 }
 

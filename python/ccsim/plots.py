@@ -165,6 +165,25 @@ def plot_rate(res: SweepResult) -> Figure:
     return _flow_series(res, "rate", "rate_bps", "CC rate (Gb/s)", "congestion-control rate")
 
 
+def plot_sending(res: SweepResult) -> Figure:
+    """The probed flows' aggregate sending rate over time (Gb/s): the rates their congestion
+    control set, summed per sample, one line per series (first seed). What ACC's Figure 9
+    plots; the claims' ``sending_gbps`` measures the same sum."""
+    rates = _require(res.rates, "plot sending", "no rate samples; add [output] rates = {...}")
+    fig, axes = _figure(1, 1)
+    ax = axes[0]
+    for label, group in _panels(res, rates):
+        total = group.groupby("time_us")["rate_bps"].sum()
+        ax.plot(total.index, total.to_numpy() / 1e9, lw=1, label=label)
+    ax.set_ylabel("aggregate sending rate (Gb/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("aggregate sending rate of the probed flows")
+    ax.grid(True, alpha=0.3)
+    _legends(axes)
+    _time_axis(ax, rates["time_us"].max())
+    return fig
+
+
 def _flow_series(res: SweepResult, kind: str, column: str, ylabel: str, what: str) -> Figure:
     rates = _require(res.rates, f"plot {kind}", "no rate samples; add [output] rates = {...}")
     panels = _panels(res, rates)
@@ -347,6 +366,7 @@ KINDS: dict[str, Callable[..., Figure]] = {
     "utilization": plot_utilization,
     "goodput": plot_goodput,
     "rate": plot_rate,
+    "sending": plot_sending,
     "pfc_layers": plot_pfc_layers,
     "pfc_map": plot_pfc_map,
     "vs_param": plot_vs_param,

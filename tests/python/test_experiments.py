@@ -83,6 +83,7 @@ MUST_HOLD = {
         "PCN brings the aggregate rate to capacity (within 5%) within 2 ms, about 4 RTT (Fig. 11(b))"
     ],
     "acc-fig10": [
+        "Each flow's first halt is close to the ideal halt time, peak queue / C (Fig. 10(b)): within 20% for every flow",
         "ACC drains the initial queue at line rate: peak to empty in at most 1.2x the ideal halt time peak/C (Fig. 10(a), (b))",
         "ACC keeps the bottleneck full after the halt (Fig. 10(c): the aggregate at C = 100 Gb/s; within 2%)",
         "ACC keeps a smaller standing queue than DCQCN and TIMELY (Fig. 10(a))",
@@ -102,7 +103,12 @@ MUST_HOLD = {
         "3-to-1 incast: the receiver's port stays busy (utilization above 0.9) with a low queue (mean under 10 KB, Fig. 17)",
     ],
     "rcc-table2": ["RCC: no PFC pause up to N = 192, and at most 1% at N = 256 (paper: 0.3%)"],
-    "acc-fig9": "all",
+    "acc-fig9": [
+        "ACC sets the proper aggregate rate after one period: 10 Gb/s (Fig. 9(b)), within 10%, from 2 periods (100 us) to 1 ms",
+        "ACC keeps it there: aggregate sending rate 10 Gb/s within 10% from 1 ms on (Fig. 9(b))",
+        "DCQCN then undershoots to about 1 Gb/s (Fig. 9(a)): its minimum within 0.5-2 Gb/s",
+        "ACC keeps the bottleneck busy from 0.5 ms on (utilization above 0.9)",
+    ],
     "acc-table2": [
         "ACC never deadlocks (Table 2: 0 of 50)",
         "HPCC never deadlocks (Table 2: 0 of 50)",

@@ -4,7 +4,6 @@ built-in example from a directory outside the clone (the examples ship in the pa
 from __future__ import annotations
 
 import json
-import site
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +18,9 @@ def test_wheel_runs_examples_outside_the_clone(tmp_path: Path) -> None:
     )
     venv = tmp_path / "venv"
     # The venv sees the test environment's packages (pandas, ...), so nothing is downloaded:
-    # a .pth file lists the test interpreter's own site-packages, whether it runs in a venv
-    # (whose packages --system-site-packages would not show) or not. The venv's own
-    # site-packages come first, so the ccsim it runs is the wheel's.
+    # a .pth file lists the site-packages folders on the test interpreter's path, whether it
+    # runs in a venv (whose packages --system-site-packages would not show) or not. The venv's
+    # own site-packages come first, so the ccsim it runs is the wheel's.
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     py = venv / "bin" / "python"
     venv_site = subprocess.run(
@@ -30,7 +29,7 @@ def test_wheel_runs_examples_outside_the_clone(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    parent_sites = site.getsitepackages() + [site.getusersitepackages()]
+    parent_sites = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
     Path(venv_site, "test-env.pth").write_text("\n".join(parent_sites) + "\n")
     ccsim = venv / "bin" / "ccsim"
     wheel = next(wheels.glob("ccsim-*.whl"))

@@ -68,6 +68,7 @@ def test_run_directory_is_deterministic_and_rerunnable(tmp_path: Path) -> None:
         "config.toml",
         "flow_queues.csv",
         "flows.csv",
+        "halts.csv",
         "pfc_events.csv",
         "pfc_ports.csv",
         "queues.csv",

@@ -227,3 +227,56 @@ fn no_deadlock_is_reported_on_a_fat_tree() {
     );
     assert_eq!(r.summary["pfc"]["deadlock"], false);
 }
+
+/// F0's mean goodput (Gb/s) from 5 to 8 ms on the ACC Figure 1 chain (1 MB bursts to R1 at
+/// 5 ms, PFC spreading up P1-P3 where F0 shares ports with F1) under `scheme`.
+fn chain_victim_gbps(scheme: &str) -> f64 {
+    let (_, _, r) = common::run_with(
+        &std::fs::read_to_string("../../scenarios/acc/fig1-chain.toml").unwrap(),
+        None,
+        &[
+            &format!("cc.scheme=\"{scheme}\""),
+            "fabric.ecn={kmin=\"5KB\",kmax=\"200KB\"}",
+        ],
+    );
+    let (t, flow, tput) = (
+        common::column(&r, "rates", "time_ps"),
+        common::column(&r, "rates", "flow"),
+        common::column(&r, "rates", "throughput_bps"),
+    );
+    let w: Vec<f64> = (0..t.len())
+        .filter(|&k| flow[k] == 0.0 && t[k] > 5e9 && t[k] <= 8e9)
+        .map(|k| tput[k])
+        .collect();
+    w.iter().sum::<f64>() / w.len() as f64 / 1e9
+}
+
+#[test]
+fn tcd_baselines_spare_the_victim_where_pfc_spreads_and_equal_their_base_where_it_does_not() {
+    // ACC section 6.1: DCQCN+TCD and TIMELY+TCD cut congested flows as their base schemes do
+    // and adjust victims (UE) gently. On the chain, F0 only crosses ports PFC pauses: it keeps
+    // more of its rate than under the base scheme (measured: DCQCN 22 -> 35 Gb/s, TIMELY
+    // 18 -> 40 Gb/s).
+    for (base, tcd) in [("dcqcn", "dcqcn_tcd"), ("timely", "timely_tcd")] {
+        let (b, t) = (chain_victim_gbps(base), chain_victim_gbps(tcd));
+        assert!(t > 1.3 * b, "F0: {base} {b:.1} Gb/s, {tcd} {t:.1} Gb/s");
+    }
+    // Where no port is paused (the 10-to-1), TCD on ECN marks exactly as ECN: dcqcn_tcd's run
+    // is DCQCN's (section 6.2: "The congestion detection results of TCD are equal with ECN").
+    let run = |scheme: &str| {
+        common::run_with(
+            &std::fs::read_to_string("../../scenarios/baselines/fig10-dcqcn.toml").unwrap(),
+            None,
+            &[&format!("cc.scheme=\"{scheme}\""), "duration=\"3ms\""],
+        )
+        .2
+    };
+    let (d, t) = (run("dcqcn"), run("dcqcn_tcd"));
+    for table in ["flows", "rates", "queues"] {
+        let pos = ccsim::metrics::TABLES
+            .iter()
+            .position(|n| *n == table)
+            .unwrap();
+        assert_eq!(d.tables[pos].to_csv(), t.tables[pos].to_csv(), "{table}");
+    }
+}

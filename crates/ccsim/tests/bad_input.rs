@@ -186,6 +186,14 @@ fn bad_scheme_parameters_are_named() {
             ["cc.scheme=hpcc", "cc.params.max_stage=-1"],
             "cc.params.max_stage",
         ),
+        (
+            ["cc.scheme=acc", "cc.params.tcd.victims=\"increase\""],
+            "cc.params.tcd.victims",
+        ),
+        (
+            ["cc.scheme=dcqcn_tcd", "cc.params.tcd.victims=\"cut\""],
+            "cc.params",
+        ),
     ] {
         assert_mentions(&error_of(BASE, &set), &[field]);
     }

@@ -138,6 +138,12 @@ impl Params for AccParams {
         if self.min_rate.0 == 0 {
             return Err(ScenarioError::new("cc.params.min_rate", "must be > 0"));
         }
+        if self.tcd.victims != super::tcd::Victims::Hold {
+            return Err(ScenarioError::new(
+                "cc.params.tcd.victims",
+                "is for dcqcn_tcd and timely_tcd; ACC treats victims by Algorithm 1 (p_thresh)",
+            ));
+        }
         self.tcd.validate()
     }
 }

@@ -27,7 +27,7 @@
 //! The HPCC simulator scales R_AI = 5 x bw/25 Mb/s and R_HAI = 50 x bw/25 Mb/s with the NIC
 //! rate bw (Gb/s); the defaults are its values at 100 Gb/s.
 
-use super::tcd::TcdParams;
+use super::tcd::{TcdParams, Victims};
 use super::{
     AckInfo, CtrlInfo, EcnDefaults, Params, ReceiverPart, Scheme, SchemeInfo, SenderPart, Tx,
 };
@@ -372,7 +372,9 @@ impl DcqcnRp {
     fn on_mark(&mut self, p: &DcqcnParams, tx: &mut Tx, mark: Mark) {
         match mark {
             Mark::Ce => self.on_cnp(p, tx),
-            Mark::Ue if p.tcd.is_some() => self.ue_hold = true,
+            Mark::Ue if p.tcd.as_ref().is_some_and(|t| t.victims == Victims::Hold) => {
+                self.ue_hold = true
+            }
             _ => {}
         }
     }

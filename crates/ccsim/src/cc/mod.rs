@@ -575,6 +575,8 @@ pub struct Sw<'a> {
     q: &'a mut EventQueue,
     epochs: &'a mut TimerEpochs,
     out: &'a mut Vec<CtrlMsg>,
+    /// Dequeue hook: this port's RED (the fabric's ECN) has just marked the packet CE.
+    pub(crate) red_ce: bool,
 }
 
 impl<'a> Sw<'a> {
@@ -606,7 +608,13 @@ impl<'a> Sw<'a> {
             q,
             epochs,
             out,
+            red_ce: false,
         }
+    }
+    /// In `on_dequeue`: the fabric's RED at this port has just marked the packet at hand CE
+    /// (it runs first; a scheme may reinterpret the mark, as TCD on ECN does).
+    pub fn red_marked(&self) -> bool {
+        self.red_ce
     }
     /// The egress port: rate, bytes sent, backlog of every priority.
     pub fn port(&self) -> &Port {
@@ -996,4 +1004,33 @@ impl TestFlow {
     pub fn tx(&mut self, now_ps: u64) -> Tx<'_> {
         Tx::new(now_ps, 0, &mut self.f, &mut self.q, &mut self.out)
     }
+}
+
+/// Run `f` with a switch context for priority 3 of `port` at `now_ps`, `queue_bytes` queued;
+/// `red_ce`: the fabric's RED has just marked the packet at hand.
+#[cfg(test)]
+pub(crate) fn with_sw(
+    port: &Port,
+    queue_bytes: u64,
+    now_ps: u64,
+    red_ce: bool,
+    f: impl FnOnce(&mut Sw),
+) {
+    let (mut ints, mut rng, mut q) = (Vec::new(), Rng::new(1, 1), EventQueue::default());
+    let (mut epochs, mut out) = ([0; TIMER_KINDS], Vec::new());
+    let mut sw = Sw::new(
+        now_ps,
+        0,
+        3,
+        port,
+        queue_bytes,
+        (0, 0),
+        &mut ints,
+        &mut rng,
+        &mut q,
+        &mut epochs,
+        &mut out,
+    );
+    sw.red_ce = red_ce;
+    f(&mut sw);
 }

@@ -289,27 +289,7 @@ impl SenderPart<PcnParams> for PcnRp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{EventQueue, Rng};
-
-    /// Run `f` with a switch context for priority 3 of `port`, `queue_bytes` left queued.
-    fn with_sw(port: &Port, queue_bytes: u64, f: impl FnOnce(&mut Sw)) {
-        let (mut ints, mut rng, mut q) = (Vec::new(), Rng::new(1, 1), EventQueue::default());
-        let (mut epochs, mut out) = ([0; super::super::TIMER_KINDS], Vec::new());
-        let mut sw = Sw::new(
-            0,
-            0,
-            3,
-            port,
-            queue_bytes,
-            (0, 0),
-            &mut ints,
-            &mut rng,
-            &mut q,
-            &mut epochs,
-            &mut out,
-        );
-        f(&mut sw);
-    }
+    use crate::cc::with_sw;
 
     #[test]
     fn packets_waiting_at_a_resume_leave_unmarked_then_threshold_zero_applies() {
@@ -319,10 +299,12 @@ mod tests {
             port.enqueue(3, id, 1_048);
         }
         let mut cp = PcnCp::new(&p, &port);
-        with_sw(&port, 3 * 1_048, |sw| cp.on_resume(&p, sw));
+        with_sw(&port, 3 * 1_048, 0, false, |sw| cp.on_resume(&p, sw));
         let leave = |cp: &mut PcnCp, behind: u64| {
             let mut pkt = Packet::new(PktKind::Data, 0, 1, 1_048, 3);
-            with_sw(&port, behind, |sw| cp.on_dequeue(&p, sw, &mut pkt));
+            with_sw(&port, behind, 0, false, |sw| {
+                cp.on_dequeue(&p, sw, &mut pkt)
+            });
             pkt.mark
         };
         // The three paused packets leave unmarked although packets wait behind them.

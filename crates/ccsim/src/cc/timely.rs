@@ -19,7 +19,7 @@
 //! Defaults: alpha 0.875, beta 0.8, t_low 50us, t_high 500us, min_rtt 20us, rate_ai 100Mbps
 //! (10 x bw/10 Mb/s), rate_hai 500Mbps (50 x bw/10), hai_after 5, min_rate 1000Mbps.
 
-use super::tcd::TcdParams;
+use super::tcd::{TcdParams, Victims};
 use super::{AckInfo, Params, Scheme, SchemeInfo, SenderPart, Tx};
 use crate::net::Mark;
 use crate::scenario::units::{Rate, Time};
@@ -150,10 +150,11 @@ impl SenderPart<TimelyParams> for TimelySender {
             let new_diff = rtt as f64 - self.prev_rtt_ps as f64;
             self.rtt_diff_ps = (1.0 - p.alpha) * self.rtt_diff_ps + p.alpha * new_diff;
             let gradient = self.rtt_diff_ps / p.min_rtt.0 as f64;
-            let cut = if p.tcd.is_some() && mark != Mark::Ce {
+            let cut = if let Some(tcd) = p.tcd.as_ref().filter(|_| mark != Mark::Ce) {
                 // timely_tcd: only a congested flow (CE) follows the RTT law; a victim (UE)
-                // holds its rate, an unmarked flow increases.
-                if mark == Mark::Ue {
+                // holds its rate (or increases, with `victims = "increase"`), an unmarked flow
+                // increases.
+                if mark == Mark::Ue && tcd.victims == Victims::Hold {
                     Some(1.0)
                 } else {
                     None

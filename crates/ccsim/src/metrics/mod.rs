@@ -60,6 +60,7 @@ pub const TABLES: &[&str] = &[
     "queues",
     "flow_queues",
     "rates",
+    "halts",
 ];
 
 /// A column of a results table.
@@ -355,6 +356,7 @@ impl Simulation {
             self.queues_table(),
             self.flow_queues_table(),
             self.rates_table(),
+            self.halts_table(),
         ];
         debug_assert!(tables.iter().map(|t| t.name).eq(TABLES.iter().copied()));
         let summary = self.summary(name, seed, scheme, &fct, &slowdown);
@@ -553,6 +555,36 @@ impl Simulation {
                 ),
                 ("rate_bps", Column::U64(m.r_rate_bps.clone())),
                 ("throughput_bps", Column::F64(m.r_tput_bps.clone())),
+            ],
+        }
+    }
+
+    /// ACC's source halts, in flow order: when each began and ended (with its extension), the
+    /// rate R it throttled to (bytes on the wire) and the dS and dA (payload bytes) it was
+    /// decided from. Empty for every other scheme.
+    fn halts_table(&self) -> Table {
+        let halts: Vec<(u64, crate::cc::acc::Halt)> = match &self.senders {
+            crate::cc::SenderStates::Acc(s) => s
+                .iter()
+                .enumerate()
+                .flat_map(|(f, st)| st.halts.iter().map(move |h| (f as u64, *h)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let col =
+            |f: fn(&(u64, crate::cc::acc::Halt)) -> u64| Column::U64(halts.iter().map(f).collect());
+        Table {
+            name: "halts",
+            columns: vec![
+                ("flow", col(|h| h.0)),
+                ("start_ps", col(|h| h.1.start_ps)),
+                ("end_ps", col(|h| h.1.end_ps)),
+                (
+                    "rate_bps",
+                    Column::F64(halts.iter().map(|h| h.1.rate_bps).collect()),
+                ),
+                ("sent_bytes", col(|h| h.1.sent_bytes)),
+                ("acked_bytes", col(|h| h.1.acked_bytes)),
             ],
         }
     }

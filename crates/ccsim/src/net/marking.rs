@@ -28,11 +28,12 @@ macro_rules! sw_ctx {
 
 impl Simulation {
     /// RED: mark CE with probability rising from 0 at Kmin to Pmax at Kmax, always above Kmax.
+    /// True when this port marked the packet (it was not CE before).
     #[inline]
-    pub(crate) fn red_mark(&mut self, pid: u32, prio: usize, pkt: u32) {
+    pub(crate) fn red_mark(&mut self, pid: u32, prio: usize, pkt: u32) -> bool {
         let port = &self.ports[pid as usize];
         if port.kmax_bytes == 0 || self.pkts[pkt].kind != PktKind::Data {
-            return;
+            return false;
         }
         let q = port.prios[prio].queue_bytes;
         let mark = if q > port.kmax_bytes {
@@ -47,7 +48,9 @@ impl Simulation {
         if mark && self.pkts[pkt].mark != Mark::Ce {
             self.pkts[pkt].mark = Mark::Ce;
             self.ports[pid as usize].ecn_marked += 1;
+            return true;
         }
+        false
     }
 
     /// Count a CE mark port `pid` gave data packet `pkt`, which came with mark `before`.
@@ -68,11 +71,13 @@ impl Simulation {
         self.cc.on_enqueue(&mut self.sw_parts, &mut sw, p)
     }
 
-    /// The scheme's dequeue hook for packet `pkt` leaving `pid`'s queue `prio`.
+    /// The scheme's dequeue hook for packet `pkt` leaving `pid`'s queue `prio`; `red_ce`: this
+    /// port's RED has just marked it CE.
     #[inline]
-    pub(crate) fn switch_dequeue_hook(&mut self, pid: u32, prio: usize, pkt: u32) {
+    pub(crate) fn switch_dequeue_hook(&mut self, pid: u32, prio: usize, pkt: u32, red_ce: bool) {
         let q = self.ports[pid as usize].prios[prio].queue_bytes;
         let mut sw = sw_ctx!(self, pid, prio, pkt, q);
+        sw.red_ce = red_ce;
         let p = &mut self.pkts[pkt];
         self.cc.on_dequeue(&mut self.sw_parts, &mut sw, p);
     }

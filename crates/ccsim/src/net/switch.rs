@@ -186,10 +186,10 @@ impl Simulation {
             self.switches[si].ctrl_bytes -= size;
             return Some(pkt);
         }
-        self.red_mark(pid, prio, pkt);
+        let red_ce = self.red_mark(pid, prio, pkt);
         if !self.sw_parts.is_empty() {
             let before = self.pkts[pkt].mark;
-            self.switch_dequeue_hook(pid, prio, pkt);
+            self.switch_dequeue_hook(pid, prio, pkt, red_ce);
             self.count_ce(pid, before, pkt);
         }
         self.release(si, self.pkts[pkt].in_port, prio, size);

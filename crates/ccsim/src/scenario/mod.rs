@@ -112,11 +112,22 @@ pub fn from_value_at<T: DeserializeOwned + Serialize>(
 ) -> Result<T, ScenarioError> {
     let mut merged = toml::Table::try_from(&base).expect("defaults serialize");
     if let toml::Value::Table(t) = user {
-        for (k, v) in t {
-            merged.insert(k, v);
-        }
+        merge_into(&mut merged, t);
     }
     from_value(toml::Value::Table(merged), prefix)
+}
+
+/// Lay `user` over `base`: a table given in both merges key by key (so `tcd = { max_t_on =
+/// "50us" }` keeps the scheme's other TCD defaults); anything else replaces.
+fn merge_into(base: &mut toml::Table, user: toml::Table) {
+    for (k, v) in user {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(u)) => merge_into(b, u),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
 }
 
 /// Parse TOML text as `T` (used for auxiliary files); `what` names the source.
