@@ -88,6 +88,53 @@ rates = {{ interval = "10us" }}
 }
 
 #[test]
+fn simultaneous_flows_into_one_port_are_last_hop_congestion_and_share_it() {
+    // N long flows start together at line rate into one 100G port (ACC's 10-to-1 setting):
+    // the start burst's high delays are one round, not n, so no flow is sent to PID, and each
+    // gets C/N of the last hop (x payload / wire) within 3%.
+    for n in [10usize, 4, 2] {
+        let toml = format!(
+            r#"duration = "3ms"
+[topology]
+kind = "star"
+hosts = {}
+link = {{ rate = "100Gbps", delay = "2us" }}
+[cc]
+scheme = "rcc"
+[[workload]]
+kind = "long_lived"
+pairs = [{}]
+[output]
+rates = {{ interval = "100us" }}
+"#,
+            n + 1,
+            (0..n)
+                .map(|i| format!("[{i}, {n}]"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let (_, sim, r) = common::run(&toml);
+        let ReceiverStates::Rcc(receivers) = &sim.receivers else {
+            unreachable!("an RCC run")
+        };
+        assert!(
+            receivers.iter().all(|r| !r.control().in_pid()),
+            "N = {n}: a last-hop incast went to PID"
+        );
+        let g = mean_goodputs(&rates(&r), n, 1000.0, 3000.0);
+        let share = C_BPS * PAYLOAD_SHARE / n as f64;
+        for (f, x) in g.iter().enumerate() {
+            assert!(
+                (x - share).abs() < 0.03 * share,
+                "N = {n}: flow {f} gets {:.2} Gb/s, C/N is {:.2}",
+                x / 1e9,
+                share / 1e9
+            );
+        }
+    }
+}
+
+#[test]
 fn congestion_types_match_the_multi_bottleneck_construction() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/rcc");
     let text = std::fs::read_to_string(dir.join("multi-bottleneck.toml")).unwrap();
@@ -98,12 +145,9 @@ fn congestion_types_match_the_multi_bottleneck_construction() {
         unreachable!("an RCC run")
     };
     let pid: Vec<bool> = receivers.iter().map(|r| r.control().in_pid()).collect();
-    // Flows 0 and 1 share sw1 -> sw2: in-network congestion, PID. (Flow 2 meets flow 0 only
-    // at r1's last hop, but it joins at line rate while flow 0 holds that hop at ~45 Gb/s:
-    // its queue crosses 1.2 x base within a microsecond, before B_R, summed over the last
-    // base RTT, reaches 95% of C, so Algorithm 1 puts it under PID too; the module header
-    // and the note say so.)
-    assert!(pid[0] && pid[1], "{pid:?}");
+    // The paper's definition: flows 0 and 1 share sw1 -> sw2, in-network congestion, PID;
+    // flow 2 meets flow 0 only at r1's last hop, last-hop congestion, EWA.
+    assert_eq!(pid, [true, true, false]);
 
     // The in-network queue settles near the PID's target: 0.1 x the base one-way delay of
     // flows 0 and 1 (4 links of 1 us + 1056 B at 100G each) at 100G, about 5.4 KB.

@@ -30,8 +30,12 @@
 //!   (each from its own first packet) were tried: flows then settle at unequal shares, e.g.
 //!   Jain 0.98 among 4 flows after 100 ms;
 //! * RecRate counts wire bytes (headers included), since the RP paces wire bytes;
+//! * RecRate is "normalized by 1Mbps" (5.2) to the nearest Mb/s. Truncated, it is below the
+//!   receiving rate by up to 1 Mb/s, and at a fair share near 10 Mb/s (1024 flows on 10G)
+//!   every congested CNP's min(rate, RecRate (1 - w_min)) ratchets the flows down to the
+//!   floor (b1's Jain 0.010); rounded, the error is unbiased;
 //! * the RP floors its rate at `min_rate`, RecRate's unit of 1 Mb/s: a flow receiving less than
-//!   that gets RecRate 0, and a flow at rate 0 would never send the packet that brings the next
+//!   half of that gets RecRate 0, and a flow at rate 0 would never send the packet that brings the next
 //!   CNP. (The paper names no floor; 1024 flows on 10G need one below 9.7 Mb/s.)
 //!
 //! Defaults: T = 50 us (5.2; 6.2 recommends the network's largest RTT, so the experiments set
@@ -206,9 +210,9 @@ impl PcnNp {
     }
 }
 
-/// RecRate as the CNP carries it: Mb/s in 32 bits.
+/// RecRate as the CNP carries it: Mb/s in 32 bits, rounded to the nearest (module header).
 pub fn rec_rate_field(rate_bps: f64) -> u32 {
-    (rate_bps / 1e6).min(u32::MAX as f64) as u32
+    (rate_bps / 1e6).round().min(u32::MAX as f64) as u32
 }
 
 impl ReceiverPart<PcnParams> for PcnNp {
@@ -433,7 +437,11 @@ mod tests {
     #[test]
     fn rec_rate_is_carried_in_mbps_in_32_bits() {
         assert_eq!(rec_rate_field(9.5e9), 9_500);
-        assert_eq!(rec_rate_field(999_999.0), 0);
+        // To the nearest Mb/s: a truncated field would sit below the receiving rate, and
+        // min(rate, RecRate (1 - w_min)) would ratchet slow flows down.
+        assert_eq!(rec_rate_field(9.7e6), 10);
+        assert_eq!(rec_rate_field(9.4e6), 9);
+        assert_eq!(rec_rate_field(499_999.0), 0);
         assert_eq!(rec_rate_field(1e30), u32::MAX);
     }
 }

@@ -11,8 +11,9 @@
 //! * a flow under PID stays there (lines 6-8): W = PID(d), at most W_fair;
 //! * else, if the host received B_R >= eta x C x T bytes in the last T (line 10), congestion
 //!   is at the last hop: W = W_fair;
-//! * else (eq. 1) in-network congestion means n consecutive samples with d > D (1 + delta),
-//!   D the flow's base one-way delay; then the flow enters PID, otherwise W = W_fair.
+//! * else (eq. 1) in-network congestion means n consecutive rounds (base RTTs) with
+//!   d > D (1 + delta), D the flow's base one-way delay; then the flow enters PID, otherwise
+//!   W = W_fair.
 //! * PID (eqs. 2-5): target D (1 + delta/2); E = d - target, in seconds;
 //!   U <- U + Kp E + Kd (E - E_prev); W <- W x S(U), S0 = 1 - tanh U (default),
 //!   S1 = 1 - sigmoid U, S2 = 2 - 2 sigmoid U (Fig. 13).
@@ -44,16 +45,21 @@
 //!   keep the split their history gave them;
 //! * B_R counts wire bytes over a sliding window of T = the smallest base RTT among the host's
 //!   flows (the last "round"); wire bytes, so a saturated last hop reads C;
+//! * eq. 1's n consecutive high delays are n rounds, not n packets: each connection "starts
+//!   at line rate" with "ephemerally high" delays (section III-C) and footnote 2 makes a round
+//!   one RTT, so the detection judges the first sample of each base RTT of the flow (the same
+//!   per-flow timer as the PID's). Judged per packet, three packets of the start burst, 250 ns
+//!   apart, sent a plain 10-to-1 last-hop incast into PID for good;
 //! * the consecutive-delay counter advances only where Algorithm 1 calls the detection (line
-//!   13), and a sample at or below the threshold resets it;
+//!   13), and a round at or below the threshold resets it;
 //! * W_fair counts payload bytes: the sender's window holds payload, so N flows fill the last
 //!   hop and each gets ~C/N x payload / wire of goodput. That header share (1000 B of payload
 //!   in 1048 B on the wire with ccsim's defaults) is where the paper's "~0.95 C/N" goodput comes
 //!   from; eta only gates the last-hop test;
-//! * the last-hop test looks back one base RTT, so a flow that joins at line rate a last hop
-//!   another flow only partly fills can see three high delays before B_R reaches eta C, and
-//!   goes to PID although its congestion is at the last hop (the multi-bottleneck test's flow
-//!   3); the paper reports its detection always matched;
+//! * the last-hop test looks back one base RTT; a flow that joins at line rate a last hop
+//!   another flow only partly fills sees one round of high delay before B_R reaches eta C,
+//!   and the next round finds the last hop busy (the multi-bottleneck test's flow 3 stays
+//!   under EWA, as the paper's detection does);
 //! * a message ends when its last byte arrives in order; a long-lived flow counts until it is
 //!   stopped and its last packet arrives;
 //! * the window never drops below one MTU of payload (ccsim's floor; the transport keeps one
@@ -267,6 +273,8 @@ pub struct Control {
     window: f64,
     /// The PID's next update may run from this time.
     next_pid_ps: u64,
+    /// Eq. 1's next sample is the first at or after this time (one per round).
+    next_round_ps: u64,
 }
 
 impl Control {
@@ -288,8 +296,14 @@ impl Control {
         self.window
     }
 
-    /// Eq. 1: the n-th consecutive delay above base x (1 + delta).
+    /// Eq. 1: the n-th consecutive round whose delay is above base x (1 + delta). A round is
+    /// one base RTT of the flow (footnote 2), judged on its first sample: three packets of a
+    /// line-rate start, 250 ns apart, are one round, not three.
     fn in_network(&mut self, p: &RccParams, s: &Sample) -> bool {
+        if s.now_ps < self.next_round_ps {
+            return false;
+        }
+        self.next_round_ps = s.now_ps + s.period_ps;
         if s.delay_ps > s.base_ps as f64 * (1.0 + p.delta) {
             self.above += 1;
         } else {
@@ -540,6 +554,27 @@ mod tests {
             w < 150_000.0,
             "the delay is above target: the window shrinks"
         );
+    }
+
+    #[test]
+    fn eq_1_counts_rounds_not_packets() {
+        // A line-rate start: packets 250 ns apart all see high delays, but they are one round
+        // of the flow's 12 us base RTT: only the third round above 1.2 x base enters PID.
+        let p = RccParams::default();
+        let mut c = Control::default();
+        let at = |t_us: f64| Sample {
+            now_ps: (t_us * US) as u64,
+            period_ps: 12_000_000,
+            ..sample(9.0, false)
+        };
+        for k in 0..40 {
+            c.step(&p, &at(0.25 * k as f64));
+        }
+        assert!(!c.in_pid(), "40 packets of one round are one sample");
+        c.step(&p, &at(12.0));
+        assert!(!c.in_pid());
+        c.step(&p, &at(24.5));
+        assert!(c.in_pid(), "the third round");
     }
 
     #[test]

@@ -486,7 +486,7 @@ pub enum WorkloadCfg {
     Incast {
         /// A number, or "A..B" for a count drawn uniformly per incast (PCN's in-cast ratio).
         senders: SenderCount,
-        /// Every sender's flow size: a fixed `size`, or one drawn per incast from `cdf`.
+        /// Every sender's flow size: a fixed `size`, or one drawn per sender from `cdf`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         size: Option<Size>,
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,7 +1,7 @@
 //! Traffic: flow-size CDFs (the published ones ship inside the crate), Poisson arrivals sized to
 //! a target load (the HPCC simulator's generator: per host, mean gap = mean_size x 8 /
 //! (link_rate x load), destination uniform over the other hosts), incast (once, periodic or
-//! Poisson; a fixed or random in-cast ratio; a fixed size or one drawn per incast), long-lived
+//! Poisson; a fixed or random in-cast ratio; a fixed size or one drawn per sender), long-lived
 //! flows (optionally rate-limited), and the HPCC simulator's flow files. Output: flow specs.
 
 use crate::scenario::config::{HostSet, SenderCount, WorkloadCfg};
@@ -364,7 +364,7 @@ pub fn generate(
                 }
                 (Some(s), None) => (s.0, None),
                 (None, Some(c)) => (0, Some(Cdf::load(c, base_dir, &field("cdf"))?)),
-                _ => return Err(ScenarioError::new(&field("size"), "give either `size` (every flow's size) or `cdf` (a size drawn per incast), not both or neither")),
+                _ => return Err(ScenarioError::new(&field("size"), "give either `size` (every flow's size) or `cdf` (a size drawn per sender), not both or neither")),
             };
             let one = |t: u64, rng: &mut Rng, out: &mut Vec<FlowSpec>| {
                 let dst = receiver.unwrap_or_else(|| hs[rng.below(hs.len() as u64) as usize]);
@@ -372,12 +372,13 @@ pub fn generate(
                     0 => k_min,
                     span => k_min + rng.below(u64::from(span) + 1) as u32,
                 };
-                let bytes = cdf.as_ref().map_or(fixed_bytes, |c| c.sample(rng));
-                // Choose `k` distinct hosts other than the receiver (partial Fisher-Yates).
+                // Choose `k` distinct hosts other than the receiver (partial Fisher-Yates); with
+                // a CDF each sender's flow draws its own size.
                 let mut pool: Vec<u32> = hs.iter().copied().filter(|&h| h != dst).collect();
                 for i in 0..k as usize {
                     let j = i + rng.below((pool.len() - i) as u64) as usize;
                     pool.swap(i, j);
+                    let bytes = cdf.as_ref().map_or(fixed_bytes, |c| c.sample(rng));
                     out.push(FlowSpec {
                         src: pool[i],
                         dst,
