@@ -207,7 +207,8 @@ def _header_line(path: Path, width: int = 90) -> str:
             break
         lines.append(line.lstrip("# ").strip())
     text = " ".join(lines)
-    first = text.split(". ")[0].rstrip(".")
+    # The first sentence: a ". " that ends it is not one after an abbreviation ("Fig. 6").
+    first = re.split(r"(?<!\bFig)(?<!\bFigs)(?<!\bSec)(?<!\bEq)\. ", text)[0].rstrip(".")
     return first if len(first) <= width else first[: width - 3].rstrip() + "..."
 
 

@@ -249,10 +249,20 @@ def test_a_missing_cc_section_prints_one_warning(tmp_path: Path) -> None:
 # --- commands that succeed -----------------------------------------------------------------------
 
 
-def test_list_shows_dcqcn(tmp_path: Path) -> None:
+def test_list_shows_dcqcn_and_every_built_in_cdf(tmp_path: Path) -> None:
     proc = ccsim_cli("list", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "dcqcn" in proc.stdout
+    for cdf in ["websearch", "fb_hadoop", "cache_follower", "web_server", "data_mining"]:
+        assert f"cdf:{cdf}" in proc.stdout
+    assert "cdf:pcn_w1" in proc.stdout and "cdf:pcn_w2" in proc.stdout
+
+
+def test_examples_describe_each_scenario_by_its_first_sentence(tmp_path: Path) -> None:
+    out = ccsim_cli("examples", cwd=tmp_path).stdout
+    # "Fig. 6" does not end a sentence.
+    assert "RCC section V-B-1 (Fig. 6): four senders" in out
+    assert not any(line.rstrip().endswith(("(Fig", "(Figs")) for line in out.splitlines())
 
 
 def test_validate_prints_ok_and_name(scenario_file: Path, tmp_path: Path) -> None:

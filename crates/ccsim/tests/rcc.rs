@@ -170,6 +170,40 @@ fn congestion_types_match_the_multi_bottleneck_construction() {
 }
 
 #[test]
+fn a_configured_base_delay_moves_the_pid_target() {
+    // Section V-A's reading: RTT_base = 12 us for every flow, so the PID aims at a one-way
+    // delay of 13.2 us. Flows 0 and 1 of the multi-bottleneck topology have an idle one-way
+    // delay of 4 x (1 us + 1056 B at 100G) = 4.34 us: their shared queue at sw1 -> sw2 settles
+    // near (13.2 - 4.34) us at 100G, about 111 KB (20x the per-flow reading's 5.4 KB).
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/rcc");
+    let text = std::fs::read_to_string(dir.join("multi-bottleneck.toml")).unwrap();
+    let sc = ccsim::Scenario::load(
+        &text,
+        &dir,
+        None,
+        &["cc.params.base_delay=\"12us\"".to_string()],
+    )
+    .unwrap();
+    let mut sim = sc.build().unwrap();
+    sim.run().unwrap();
+    let r = sc.results(&mut sim);
+    let owd_s = 4.0 * (1e-6 + 1056.0 * 8.0 / C_BPS);
+    let target_b = (13.2e-6 - owd_s) * C_BPS / 8.0;
+    let t = common::column(&r, "queues", "time_ps");
+    let link = common::strings(&r, "queues", "link");
+    let q = common::column(&r, "queues", "queue_bytes");
+    let settled: Vec<f64> = (0..t.len())
+        .filter(|&i| link[i] == "sw1->sw2" && (1.5e9..2e9).contains(&t[i]))
+        .map(|i| q[i])
+        .collect();
+    let mean = settled.iter().sum::<f64>() / settled.len() as f64;
+    assert!(
+        (mean - target_b).abs() < 0.3 * target_b,
+        "mean in-network queue {mean:.0} B, target {target_b:.0} B"
+    );
+}
+
+#[test]
 fn an_incast_keeps_the_last_hop_at_its_ceiling() {
     // 100 senders of 200 KB each to one receiver on one switch: 20 MB in all.
     let (_, _, r) = common::run(

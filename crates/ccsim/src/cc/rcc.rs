@@ -25,9 +25,13 @@
 //! without PID (every flow gets W_fair).
 //!
 //! Readings of what the paper leaves open:
-//! * "RTT" in eqs. 1-3 is the one-way delay (section III-C), and its base is the flow's own:
-//!   a full packet's propagation and serialization over the idle path (the paper's 13.2 us
-//!   target is 1.1 x its 12 us base RTT on the fat-tree, the only number it gives);
+//! * "RTT" in eqs. 1-3 is the one-way delay (section III-C), and by default its base is the
+//!   flow's own: a full packet's propagation and serialization over the idle path, as III-C
+//!   defines RTT_i^base ("the base ... one-way delay of connection i"). Section V-A instead
+//!   gives one number for its fat-tree, "a 12us base RTT" and so "a 13.2us RTT_i^target":
+//!   `base_delay = "12us"` runs that reading (every flow's base is 12 us, which on that
+//!   fat-tree is 2-5 x the flows' idle one-way delays of 2.2-6.3 us, so flows tolerate far
+//!   more queueing before eq. 1 calls it in-network congestion);
 //! * E is in seconds. With Kp = 1e4, Kd = 1e5 (section V-A) a 1 us excess adds 0.01 to U per
 //!   packet. In microseconds the same gains would drive tanh to 1 at once. Section IV-D limits
 //!   Kp to [1, 16] and Kd to [1e3, 7e3] "in actual use" and takes (1, 1000) as its reference:
@@ -195,6 +199,10 @@ pub struct RccParams {
     pub at_sender: bool,
     /// Clock jitter J of the one-way delay (`rcc_async`): uniform in [-J, J] per packet.
     pub clock_jitter: Time,
+    /// RTT_base of eqs. 1-2: 0 = each flow's own idle delay (one-way; RTT for `rcc_sender`),
+    /// section III-C's definition; or one value for every flow, as section V-A sets it
+    /// ("12us" on its fat-tree, for the 13.2 us target).
+    pub base_delay: Time,
 }
 
 impl Default for RccParams {
@@ -210,6 +218,7 @@ impl Default for RccParams {
             pid: true,
             at_sender: false,
             clock_jitter: Time(0),
+            base_delay: Time(0),
         }
     }
 }
@@ -233,6 +242,15 @@ impl Params for RccParams {
             return e("kd", "must be a finite number >= 0 (the paper: 1e5)");
         }
         Ok(())
+    }
+}
+
+/// RTT_base: the configured `base_delay`, or the flow's own idle delay `own_ps`.
+fn base_or(p: &RccParams, own_ps: u64) -> u64 {
+    if p.base_delay.0 > 0 {
+        p.base_delay.0
+    } else {
+        own_ps
     }
 }
 
@@ -428,7 +446,7 @@ impl ReceiverPart<RccParams> for RccReceiver {
         let sample = Sample {
             delay_ps: rx.now_ps as f64 - d.sent_ps as f64
                 + jitter_ps(p.clock_jitter.0, rx.flow_id(), d.seq),
-            base_ps: rx.base_owd_ps(),
+            base_ps: base_or(p, rx.base_owd_ps()),
             fair_share: fair_share(p, c, rx.base_rtt_ps(), n),
             last_hop_busy: b_r as f64 >= p.eta * bytes_in(c, host.window_ps),
             floor: rx.mtu_payload_bytes() as f64,
@@ -476,7 +494,7 @@ impl SenderPart<RccParams> for RccSender {
             let c = tx.last_hop_bps();
             let sample = Sample {
                 delay_ps: ack.rtt_ps as f64,
-                base_ps: tx.base_rtt_ps(),
+                base_ps: base_or(p, tx.base_rtt_ps()),
                 fair_share: fair_share(p, c, tx.base_rtt_ps(), ack.hdr.a),
                 last_hop_busy: ack.hdr.b as f64 * 1e6 >= p.eta * c as f64,
                 floor: tx.mtu_payload_bytes() as f64,

@@ -584,4 +584,19 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("cdf:cache_follower", "Facebook Cache Follower (mean ~0.7 MB)"),
     ("cdf:web_server", "Facebook Web Server (mean ~64 KB)"),
     ("cdf:data_mining", "VL2 data mining (mean ~7.4 MB)"),
+    ("cdf:pcn_w1", "PCN's W1, Facebook web server, built from PCN Table 1 (mean 80 KB)"),
+    ("cdf:pcn_w2", "PCN's W2, Facebook Hadoop, built from PCN Table 1 (mean 500 KB)"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_lists_every_built_in_cdf() {
+        for (name, _) in BUILTIN_CDFS {
+            let key = format!("cdf:{name}");
+            assert!(CATALOG.iter().any(|(k, _)| *k == key), "{key} missing");
+        }
+    }
+}
