@@ -46,6 +46,9 @@ STYLES: dict[str, tuple[float | None, dict[str, Any]]] = {
     "paper": (3.5, _PAPER_FONTS),
     "paper-wide": (7.0, _PAPER_FONTS),
 }
+# Raster resolution (PNG): a screen's, or a print journal's 300 dpi for the paper styles, whose
+# panel titles keep only what tells panels apart (a paper's caption says the rest).
+SCREEN_DPI, PAPER_DPI = 110, 300
 LINE_STYLES = [
     "-",
     "--",
@@ -97,8 +100,10 @@ def plot_slowdown(res: SweepResult) -> Figure:
 
 
 def plot_fct_bars(res: SweepResult, bins: str = "acc") -> Figure:
-    """Average and p99 FCT per size bin (the engine's ``acc`` or ``pcn`` bins) as grouped bars,
-    one bar per series (mean over seeds), log y (ACC Fig. 13, PCN/AMRT style)."""
+    """Average and p99 FCT per size bin (the engine's ``acc`` or ``pcn`` bins) as bars, one bar
+    per series (mean over seeds), one panel per bin and statistic (ACC Fig. 13, PCN/AMRT style).
+    Each panel's axis is linear from zero, so bar heights compare: bins differ by orders of
+    magnitude and get their own scale."""
     import numpy as np
 
     runs = _ok_runs(res)
@@ -107,20 +112,20 @@ def plot_fct_bars(res: SweepResult, bins: str = "acc") -> Figure:
     if not labels:
         raise NoData("plot fct_bars: no finished flows; run longer or drop `duration`")
     series = list(_by_series(res, runs))
-    fig, axes = _figure(1, 2, width=11)
-    width = 0.8 / len(series)
-    x = np.arange(len(labels))
-    for stat, ax in zip(("avg", "p99"), axes):
-        for i, (label, group) in enumerate(series):
-            values = [group[f"{prefix}{b}.fct_{stat}_us"].mean() for b in labels]
-            ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label)
-        ax.set_xticks(x, labels)
-        ax.set_yscale("log")
-        ax.set_xlabel("flow size")
-        ax.set_ylabel(f"{'average' if stat == 'avg' else '99th percentile'} FCT (µs)")
-        ax.set_title(f"{stat} FCT by flow size")
-        ax.grid(True, axis="y", which="both", alpha=0.3)
-    axes[1].legend(fontsize="small")
+    fig, axes = _figure(2, len(labels), width=3.2 * len(labels), height=5.5)
+    colors = _colors()
+    x = np.arange(len(series))
+    for row, stat in enumerate(("avg", "p99")):
+        for col, b in enumerate(labels):
+            ax = axes[row * len(labels) + col]
+            values = [group[f"{prefix}{b}.fct_{stat}_us"].mean() for _, group in series]
+            ax.bar(x, values, 0.7, color=[colors[i % len(colors)] for i in x])
+            ax.set_ylim(bottom=0)
+            ax.set_xticks(x, [label for label, _ in series], rotation=30, ha="right")
+            ax.set_title(f"{b}, {'average' if stat == 'avg' else 'p99'}")
+            if col == 0:
+                ax.set_ylabel(f"{'average' if stat == 'avg' else '99th percentile'} FCT (µs)")
+            ax.grid(True, axis="y", alpha=0.3)
     return fig
 
 
@@ -132,7 +137,9 @@ def plot_fct_cdf(res: SweepResult) -> Figure:
     fig, (ax,) = _figure(1, 1)
     for label, group in _by_series(res, flows):
         fct = np.sort(group["fct_us"].to_numpy())
-        ax.step(fct, np.arange(1, len(fct) + 1) / len(fct), where="post", label=label)
+        # From 0 at the shortest FCT, so the first step is drawn.
+        cdf = np.arange(0, len(fct) + 1) / len(fct)
+        ax.step(np.r_[fct[0], fct], cdf, where="post", label=label)
     ax.set_xscale("log")
     ax.set_xlabel("flow completion time (µs)")
     ax.set_ylabel("CDF")
@@ -259,7 +266,11 @@ def plot_pfc_layers(res: SweepResult) -> Figure:
     ax.set_xticks(x, [label for label, _ in series], rotation=20, ha="right")
     ax.set_ylabel("PFC PAUSEs received")
     ax.set_title("PFC PAUSEs by layer")
-    ax.legend(title="layer", fontsize="small")
+    if not bottom.any():
+        ax.set_ylim(0, 1)
+        ax.text(0.5, 0.5, "no PFC PAUSE in these runs", transform=ax.transAxes, ha="center")
+    else:
+        ax.legend(title="layer", fontsize="small")
     ax.grid(True, axis="y", alpha=0.3)
     return fig
 
@@ -430,19 +441,30 @@ def render_all(
             for case, part in _cases(res):
                 with rc_context(fonts):
                     fig = render(part, kind)
-                if width is not None:  # scale to the column, keeping the aspect ratio
-                    w, h = fig.get_size_inches()
-                    fig.set_size_inches(width, h * width / w)
+                    fig.set_dpi(SCREEN_DPI)
+                    if width is not None:  # scale to the column, keeping the aspect ratio
+                        w, h = fig.get_size_inches()
+                        fig.set_size_inches(width, h * width / w)
+                        fig.set_dpi(PAPER_DPI)
+                        for ax in fig.axes:
+                            ax.set_title(_short_title(ax.get_title()))
                 if case is None:
                     figures[kind] = fig
                 else:
-                    fig.suptitle(case)
+                    if width is None:
+                        fig.suptitle(case)
                     figures[f"{kind}-{case}"] = fig
         except NoData as e:
             if kinds:
                 raise
             skipped[kind] = str(e)
     return figures, skipped
+
+
+def _short_title(title: str) -> str:
+    """A panel title for a paper: its series only ("scheme=acc (seed 1): port sw0->h10" ->
+    "scheme=acc"), without the seed or what the figure shows."""
+    return title.split(": ")[0].split(" (seed ")[0]
 
 
 def kind_of(name: str) -> str:
@@ -472,7 +494,7 @@ def save(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path
             "pdf": {"CreationDate": None, "ModDate": None},
             "png": {"Software": None},
         }[fmt]
-        fig.savefig(path, format=fmt, dpi=110, metadata=meta)
+        fig.savefig(path, format=fmt, dpi=fig.get_dpi(), metadata=meta)
         paths.append(path)
     return paths
 

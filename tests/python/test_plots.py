@@ -57,21 +57,27 @@ def test_slowdown_vs_size_has_avg_and_p99_per_series_on_log_x(res: SweepResult) 
         assert (np.asarray(p99.get_ydata()) >= np.asarray(avg.get_ydata()) - 1e-9).all()
 
 
-def test_fct_bars_are_the_engine_bin_statistics(res: SweepResult) -> None:
-    fig = plots.render(res, "fct_bars")
-    avg_ax, p99_ax = fig.get_axes()
+def test_fct_bars_are_the_engine_bin_statistics_on_linear_axes_from_zero(
+    res: SweepResult,
+) -> None:
+    # One panel per statistic and size bin, each linear from zero so bar heights compare.
+    axes = plots.render(res, "fct_bars").get_axes()
     bins = ["<100KB", "100KB-10MB", ">10MB"]
-    for ax in (avg_ax, p99_ax):
-        assert [t.get_text() for t in ax.get_xticklabels()] == bins
-        assert ax.get_yscale() == "log"
-        assert [c.get_label() for c in ax.containers] == SERIES
+    assert len(axes) == 2 * len(bins)
+    for ax in axes:
+        assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
+        assert [t.get_text() for t in ax.get_xticklabels()] == SERIES
     # The dcqcn/0.8 bars are the mean over seeds of the engine's per-run summaries.
     runs = res.runs[(res.runs["cc.scheme"] == "dcqcn") & (res.runs["workload.0.load"] == 0.8)]
     assert len(runs) == 2
-    for ax, stat in ((avg_ax, "avg"), (p99_ax, "p99")):
-        heights = [p.get_height() for p in ax.containers[1].patches]
-        expected = [runs[f"fct.acc.{b}.fct_{stat}_us"].mean() for b in bins]
-        assert heights == pytest.approx(expected)
+    for row, stat in enumerate(("avg", "p99")):
+        for col, b in enumerate(bins):
+            bar = (
+                axes[row * len(bins) + col]
+                .containers[0]
+                .patches[SERIES.index("scheme=dcqcn, load=0.8")]
+            )
+            assert bar.get_height() == pytest.approx(runs[f"fct.acc.{b}.fct_{stat}_us"].mean())
 
 
 def test_fct_cdf_ends_at_one_per_series(res: SweepResult) -> None:
@@ -81,10 +87,11 @@ def test_fct_cdf_ends_at_one_per_series(res: SweepResult) -> None:
     finished = res.flows[res.flows.fct_ps >= 0]
     for line, label in zip(ax.get_lines(), SERIES):
         y = np.asarray(line.get_ydata())
-        assert y[-1] == pytest.approx(1.0) and (np.diff(y) >= 0).all()
+        # From 0 at the shortest FCT to 1 at the longest, one step per flow.
+        assert y[0] == 0 and y[-1] == pytest.approx(1.0) and (np.diff(y) >= 0).all()
         scheme, load = (part.split("=")[1] for part in label.split(", "))
         n = ((finished["cc.scheme"] == scheme) & (finished["workload.0.load"] == float(load))).sum()
-        assert len(y) == n
+        assert len(y) == n + 1
 
 
 @pytest.mark.parametrize(
@@ -248,10 +255,21 @@ def test_paper_style_draws_one_column_wide_with_small_fonts(
     proc = ccsim_cli(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     height, width = matplotlib.image.imread(tmp_path / "p" / "fct_cdf.png").shape[:2]
-    assert width == round(3.5 * 110) and height < width  # 3.5 in at 110 dpi, same aspect
-    (figures, _) = plots.render_all(ccsim.load(sweep_dir), ["fct_cdf"], "paper")
+    assert width == round(3.5 * 300) and height < width  # 3.5 in at 300 dpi, same aspect
+    (figures, _) = plots.render_all(ccsim.load(sweep_dir), ["fct_cdf", "queue"], "paper")
     (ax,) = figures["fct_cdf"].get_axes()
     assert ax.title.get_fontsize() == 7 and ax.xaxis.label.get_fontsize() == 7
+    # Panel titles keep the series and drop the seed and what the figure shows.
+    titles = [a.get_title() for a in figures["queue"].get_axes()]
+    assert titles[0] == SERIES[0] and all("seed" not in t and ":" not in t for t in titles)
+
+
+def test_pfc_layers_without_pauses_says_so(res: SweepResult) -> None:
+    dcqcn = res.where({"cc.scheme": "dcqcn"})
+    dcqcn.runs[[c for c in dcqcn.runs.columns if c.startswith("pfc.by_layer.")]] = 0
+    (ax,) = plots.render(dcqcn, "pfc_layers").get_axes()
+    assert ax.get_ylim() == (0, 1)
+    assert [t.get_text() for t in ax.texts] == ["no PFC PAUSE in these runs"]
 
 
 def test_single_run_directory_plots_what_it_has(tmp_path: Path) -> None:
