@@ -134,13 +134,34 @@ rates = {{ interval = "100us" }}
     }
 }
 
-#[test]
-fn congestion_types_match_the_multi_bottleneck_construction() {
+/// The multi-bottleneck scenario (RCC Figs. 1 and 15) run with `overrides`.
+fn multi_bottleneck(overrides: &[&str]) -> (ccsim::Simulation, ccsim::Results) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/rcc");
     let text = std::fs::read_to_string(dir.join("multi-bottleneck.toml")).unwrap();
-    let sc = ccsim::Scenario::load(&text, &dir, None, &[]).unwrap();
+    let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let sc = ccsim::Scenario::load(&text, &dir, None, &ov).unwrap();
     let mut sim = sc.build().unwrap();
     sim.run().unwrap();
+    let r = sc.results(&mut sim);
+    (sim, r)
+}
+
+/// Mean and largest queue sample of the in-network link sw1 -> sw2 in [from_ps, to_ps).
+fn in_network_queue(r: &ccsim::Results, from_ps: f64, to_ps: f64) -> (f64, f64) {
+    let t = common::column(r, "queues", "time_ps");
+    let link = common::strings(r, "queues", "link");
+    let q = common::column(r, "queues", "queue_bytes");
+    let settled: Vec<f64> = (0..t.len())
+        .filter(|&i| link[i] == "sw1->sw2" && (from_ps..to_ps).contains(&t[i]))
+        .map(|i| q[i])
+        .collect();
+    let mean = settled.iter().sum::<f64>() / settled.len() as f64;
+    (mean, settled.iter().cloned().fold(0.0, f64::max))
+}
+
+#[test]
+fn congestion_types_match_the_multi_bottleneck_construction() {
+    let (sim, r) = multi_bottleneck(&[]);
     let ReceiverStates::Rcc(receivers) = &sim.receivers else {
         unreachable!("an RCC run")
     };
@@ -151,17 +172,8 @@ fn congestion_types_match_the_multi_bottleneck_construction() {
 
     // The in-network queue settles near the PID's target: 0.1 x the base one-way delay of
     // flows 0 and 1 (4 links of 1 us + 1056 B at 100G each) at 100G, about 5.4 KB.
-    let r = sc.results(&mut sim);
     let target_b = 0.1 * 4.0 * (1e-6 + 1056.0 * 8.0 / C_BPS) * C_BPS / 8.0;
-    let t = common::column(&r, "queues", "time_ps");
-    let link = common::strings(&r, "queues", "link");
-    let q = common::column(&r, "queues", "queue_bytes");
-    let settled: Vec<f64> = (0..t.len())
-        .filter(|&i| link[i] == "sw1->sw2" && (2.5e9..3e9).contains(&t[i]))
-        .map(|i| q[i])
-        .collect();
-    let mean = settled.iter().sum::<f64>() / settled.len() as f64;
-    let max = settled.iter().cloned().fold(0.0, f64::max);
+    let (mean, max) = in_network_queue(&r, 2.5e9, 3e9);
     assert!(
         (mean - target_b).abs() < 0.3 * target_b,
         "mean in-network queue {mean:.0} B, target {target_b:.0} B"
@@ -175,28 +187,10 @@ fn a_configured_base_delay_moves_the_pid_target() {
     // delay of 13.2 us. Flows 0 and 1 of the multi-bottleneck topology have an idle one-way
     // delay of 4 x (1 us + 1056 B at 100G) = 4.34 us: their shared queue at sw1 -> sw2 settles
     // near (13.2 - 4.34) us at 100G, about 111 KB (20x the per-flow reading's 5.4 KB).
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/rcc");
-    let text = std::fs::read_to_string(dir.join("multi-bottleneck.toml")).unwrap();
-    let sc = ccsim::Scenario::load(
-        &text,
-        &dir,
-        None,
-        &["cc.params.base_delay=\"12us\"".to_string()],
-    )
-    .unwrap();
-    let mut sim = sc.build().unwrap();
-    sim.run().unwrap();
-    let r = sc.results(&mut sim);
+    let (_, r) = multi_bottleneck(&["cc.params.base_delay=\"12us\""]);
     let owd_s = 4.0 * (1e-6 + 1056.0 * 8.0 / C_BPS);
     let target_b = (13.2e-6 - owd_s) * C_BPS / 8.0;
-    let t = common::column(&r, "queues", "time_ps");
-    let link = common::strings(&r, "queues", "link");
-    let q = common::column(&r, "queues", "queue_bytes");
-    let settled: Vec<f64> = (0..t.len())
-        .filter(|&i| link[i] == "sw1->sw2" && (1.5e9..2e9).contains(&t[i]))
-        .map(|i| q[i])
-        .collect();
-    let mean = settled.iter().sum::<f64>() / settled.len() as f64;
+    let (mean, _) = in_network_queue(&r, 1.5e9, 2e9);
     assert!(
         (mean - target_b).abs() < 0.3 * target_b,
         "mean in-network queue {mean:.0} B, target {target_b:.0} B"
