@@ -124,7 +124,7 @@ def test_lossless_violation_is_one_line_and_nonzero(tmp_path: Path) -> None:
 BAD_INPUTS = [
     (["--set", "topology.colour=1"], "colour"),
     (["--set", "topology.link.rate=100GB"], "Gbps"),
-    (["--set", "topology.link.delay=3"], "no unit"),
+    (["--set", "topology.link.delay=3"], "topology.link.delay: `3` has no unit"),
     (["--set", "topology.link.rate=0Gbps"], "> 0"),
     (["--set", "workload=[{kind='incast', senders=2, size=100, receiver=42, at='0us'}]"], "42"),
     (["--set", "topology.kind=fat_tree", "--set", "topology.k=5"], "topology"),

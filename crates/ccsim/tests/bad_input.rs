@@ -52,9 +52,10 @@ fn wrong_or_missing_units_are_named() {
         &error_of(BASE, &["fabric.pfc.xoff=512"]),
         &["fabric.pfc.xoff:", "512 bytes", "resume_offset", "512KB"],
     );
+    // Inside the topology (a tagged enum) the error still names the field.
     assert_mentions(
         &error_of(BASE, &["topology.link.delay=1"]),
-        &["topology", "no unit"],
+        &["topology.link.delay:", "no unit"],
     );
     assert_mentions(
         &error_of(BASE, &["fabric.buffer=32XB"]),

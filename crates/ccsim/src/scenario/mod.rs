@@ -61,11 +61,11 @@ pub fn from_value<T: DeserializeOwned>(v: toml::Value, prefix: &str) -> Result<T
         let msg = e.into_inner().to_string();
         // The TOML deserializer appends "\nin `key`"; the path already names the key.
         let msg = msg.split("\nin `").next().unwrap_or("").trim().to_string();
-        // Inside a tagged enum (`topology`) the path stops at the enum: the one string there
-        // equal to the quoted bad value is the field.
+        // Inside a tagged enum (`topology`) the path stops at the enum: the one value there
+        // (a string, or a bare number) equal to the quoted bad value is the field.
         if let (Some(bad), Some(at)) = (msg.split('`').nth(1), lookup(&copy, &path)) {
             let mut found = Vec::new();
-            strings_equal_to(at, bad, &path, &mut found);
+            values_equal_to(at, bad, &path, &mut found);
             if let [only] = &found[..] {
                 path = only.clone();
             }
@@ -87,17 +87,19 @@ fn lookup<'a>(v: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
 }
 
 /// The dotted paths under `v` (at `path`) of every string equal to `s`.
-fn strings_equal_to(v: &toml::Value, s: &str, path: &str, out: &mut Vec<String>) {
+fn values_equal_to(v: &toml::Value, s: &str, path: &str, out: &mut Vec<String>) {
     match v {
         toml::Value::String(x) if x == s => out.push(path.to_string()),
+        toml::Value::Integer(x) if x.to_string() == s => out.push(path.to_string()),
+        toml::Value::Float(x) if x.to_string() == s => out.push(path.to_string()),
         toml::Value::Table(t) => {
             for (k, x) in t {
-                strings_equal_to(x, s, &join_path(path, k), out);
+                values_equal_to(x, s, &join_path(path, k), out);
             }
         }
         toml::Value::Array(a) => {
             for (i, x) in a.iter().enumerate() {
-                strings_equal_to(x, s, &join_path(path, &i.to_string()), out);
+                values_equal_to(x, s, &join_path(path, &i.to_string()), out);
             }
         }
         _ => {}

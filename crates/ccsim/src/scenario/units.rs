@@ -32,20 +32,20 @@ macro_rules! unit_newtype {
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
                         if $int_ok && v > MAX_SIZE_BYTES as i64 {
-                            Err(E::custom(format!("{v} is too large: at most {MAX_SIZE_BYTES} bytes")))
+                            Err(E::custom(format!("`{v}` is too large: at most {MAX_SIZE_BYTES} bytes")))
                         } else if $int_ok && v >= 0 {
                             Ok($name(v as u64))
                         } else if v < 0 {
-                            Err(E::custom(format!("{v} is negative; it must be >= 0")))
+                            Err(E::custom(format!("`{v}` is negative; it must be >= 0")))
                         } else {
-                            Err(E::custom(format!("{v} has no unit; write it as a string with a unit, e.g. \"{v}us\" or \"{v}Gbps\"")))
+                            Err(E::custom(format!("`{v}` has no unit; write it as a string with a unit, e.g. \"{v}us\" or \"{v}Gbps\"")))
                         }
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
                         self.visit_i64(v.min(i64::MAX as u64) as i64)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        Err(E::custom(format!("{v} has no unit; write it as a string with a unit")))
+                        Err(E::custom(format!("`{v}` has no unit; write it as a string with a unit")))
                     }
                 }
                 d.deserialize_any(V)
