@@ -309,3 +309,15 @@ def test_bad_plot_input_is_one_line(
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ccsim: error: ") and needle in lines[0]
+
+
+def test_goodput_finer_than_a_few_packets_is_averaged_and_says_so() -> None:
+    # 4 KB packets at 10G acknowledged per 10 us sample: 0.8 packets per sample on average, so
+    # raw samples are blocks of 0 / 3.2 / 6.4 Gb/s. The plot averages ceil(10 / 0.8) = 13.
+    import pandas as pd
+
+    step = 4000 * 8 / 10e-6
+    raw = pd.Series([step, step, 0, step, step, step, step, 0, step, step] * 20, dtype=float)
+    assert plots._goodput_window(raw) == 13
+    # A probe whose samples hold 10 packets or more is drawn as it is.
+    assert plots._goodput_window(pd.Series([12 * step, 10 * step, 11 * step])) == 1
