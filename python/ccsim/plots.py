@@ -165,7 +165,9 @@ def plot_goodput(res: SweepResult) -> Figure:
     (Gb/s), per series (first seed). What a flow gets, as papers plot per-flow throughput.
     Where a sample holds under 10 packets, a moving mean over enough samples is drawn, and
     the panel's title says over how many."""
-    return _flow_series(res, "goodput", "throughput_bps", "goodput (Gb/s)", "per-flow goodput")
+    return _flow_series(
+        res, "goodput", "throughput_bps", "goodput (Gb/s)", "per-flow goodput", smooth=True
+    )
 
 
 def plot_rate(res: SweepResult) -> Figure:
@@ -193,13 +195,17 @@ def plot_sending(res: SweepResult) -> Figure:
     return fig
 
 
-def _flow_series(res: SweepResult, kind: str, column: str, ylabel: str, what: str) -> Figure:
+def _flow_series(
+    res: SweepResult, kind: str, column: str, ylabel: str, what: str, smooth: bool = False
+) -> Figure:
+    """Each probed flow's ``column`` over time, a panel per series; with ``smooth``, a moving
+    mean wherever samples are too coarse to read (``_goodput_window``)."""
     rates = _require(res.rates, f"plot {kind}", "no rate samples; add [output] rates = {...}")
     panels = _panels(res, rates)
     fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True, sharey=True)
     for ax, (label, group) in zip(axes, panels):
         flows = sorted(group["flow"].unique())
-        window = _goodput_window(group[column]) if kind == "goodput" else 1
+        window = _goodput_window(group[column]) if smooth else 1
         for flow in flows:
             one = group[group["flow"] == flow]
             y = one[column].rolling(window, min_periods=1).mean() if window > 1 else one[column]

@@ -1,7 +1,7 @@
 //! DCQCN+TCD: DCQCN's reaction point on TCD's ternary marks instead of RED's ECN (Zhang et
 //! al., SIGCOMM 2021, as compared against in the ACC paper, section 6.4).
 //!
-//! Switches run TCD on the fabric's ECN (`cc::tcd`, `ecn = true`): RED with DCQCN's
+//! Switches run TCD on the fabric's ECN (`cc::tcd`, `WithTcd::on_ecn`): RED with DCQCN's
 //! thresholds decides which packets a port marks, and TCD makes a mark UE where the port is
 //! undetermined (paused within max(T_on)). Where no port is paused, the marks, and so the run,
 //! are DCQCN's. The sender is `dcqcn`'s (the HPCC simulator's Mellanox model by default;
@@ -42,15 +42,22 @@ impl Scheme for DcqcnTcd {
     type Switch = TcdPort;
     fn default_params(_: &str) -> DcqcnParams {
         DcqcnParams {
-            tcd: Some(TcdParams {
-                ecn: true,
-                ..TcdParams::default()
-            }),
+            tcd: Some(TcdParams::default()),
             ..DcqcnParams::hpcc_sim()
         }
     }
     fn check(_: &str, p: &DcqcnParams) -> Result<(), ScenarioError> {
-        p.tcd.as_ref().map_or(Ok(()), TcdParams::validate)
+        let tcd = p
+            .tcd
+            .as_ref()
+            .expect("dcqcn_tcd's defaults have TCD parameters");
+        if tcd.threshold != TcdParams::default().threshold {
+            return Err(ScenarioError::new(
+                "cc.params.tcd.threshold",
+                "dcqcn_tcd judges TCD's states against the fabric's ECN Kmin: set fabric.ecn.kmin instead",
+            ));
+        }
+        tcd.validate()
     }
 }
 
@@ -58,11 +65,13 @@ impl WithTcd for DcqcnParams {
     fn tcd(&self) -> &TcdParams {
         self.tcd.as_ref().expect("dcqcn_tcd has TCD parameters")
     }
+    fn on_ecn(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::tcd::Victims;
     use super::super::{AckInfo, CcParams, SenderPart, TestFlow};
     use super::*;
     use crate::net::{Mark, SchemeHdr};
@@ -75,12 +84,10 @@ mod tests {
     }
 
     #[test]
-    fn a_partial_tcd_table_keeps_the_scheme_s_other_tcd_defaults() {
-        // Only max_t_on given: TCD still marks on the fabric's ECN, victims still hold.
-        let p = params("tcd = { max_t_on = \"50us\" }").unwrap();
-        let t = p.tcd.unwrap();
-        assert!(t.ecn && t.victims == Victims::Hold);
-        assert_eq!(t.max_t_on.0, 50_000_000);
+    fn the_threshold_is_the_fabric_s_kmin_not_a_parameter() {
+        let e = params("tcd = { threshold = \"10KB\" }").unwrap_err();
+        assert!(e.to_string().contains("fabric.ecn.kmin"), "{e}");
+        assert!(params("tcd = { max_t_on = \"50us\" }").is_ok());
     }
 
     #[test]

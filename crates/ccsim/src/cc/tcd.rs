@@ -13,11 +13,11 @@
 //! A packet leaving a C port is marked CE; leaving a U port, UE unless already CE (CE is never
 //! overridden). Receivers echo the mark on every ACK.
 //!
-//! Two marking modes (`ecn`):
-//! * **step** (`ecn = false`; ACC, `timely_tcd`): the state is judged against `threshold`, and
-//!   every data packet leaving a C or U port is marked: ACC's setting (section 6.1, "the queue
-//!   length threshold in TCD ... 2MTU").
-//! * **on ECN** (`ecn = true`; `dcqcn_tcd`): TCD gives the fabric's ECN marks their meaning.
+//! Two marking modes, by scheme (`WithTcd::on_ecn`):
+//! * **step** (ACC, `timely_tcd`): the state is judged against `threshold`, and every data
+//!   packet leaving a C or U port is marked: ACC's setting (section 6.1, "the queue length
+//!   threshold in TCD ... 2MTU").
+//! * **on ECN** (`dcqcn_tcd`): TCD gives the fabric's ECN marks their meaning.
 //!   RED (`fabric.ecn`, run first at dequeue) decides which packets this port marks; the
 //!   state is judged against the port's Kmin, and a mark made while the port is undetermined
 //!   becomes UE. Where PFC never pauses a port its marks are exactly ECN's, as the ACC paper
@@ -49,9 +49,6 @@ pub struct TcdParams {
     pub threshold: Size,
     /// Longest continuous ON period of a port in PFC's ON/OFF pattern (24 us, ACC 6.1).
     pub max_t_on: Time,
-    /// Mark on the fabric's ECN (RED decides, TCD names the mark; `threshold` unused) instead
-    /// of a step at `threshold` (module header).
-    pub ecn: bool,
     /// How `dcqcn_tcd` and `timely_tcd` treat a victim (UE, no CE) flow: `hold` its rate (ACC
     /// section 6.1: TCD "adjusts victim flows gently"), or `increase` as an uncongested flow
     /// (ACC section 3.3: "victim flows will adjust the sending rate the same as uncongested
@@ -73,7 +70,6 @@ impl Default for TcdParams {
         TcdParams {
             threshold: Size(2_000),
             max_t_on: Time(24 * PS_PER_US),
-            ecn: false,
             victims: Victims::Hold,
         }
     }
@@ -94,6 +90,10 @@ impl TcdParams {
 /// A scheme's parameters that include TCD's.
 pub trait WithTcd {
     fn tcd(&self) -> &TcdParams;
+    /// TCD marks on the fabric's ECN (`dcqcn_tcd`) rather than as a step at its threshold.
+    fn on_ecn(&self) -> bool {
+        false
+    }
 }
 
 /// A port's ternary state for one priority.
@@ -155,8 +155,9 @@ impl<P: WithTcd> SwitchPart<P> for TcdPort {
         if pkt.kind != PktKind::Data {
             return;
         }
+        let on_ecn = p.on_ecn();
         let p = p.tcd();
-        if p.ecn {
+        if on_ecn {
             if sw.red_marked() {
                 let kmin = sw.port().kmin_bytes;
                 let mark = match self.state(p, sw.prio, sw.queue_bytes(), kmin, sw.now_ps) {
@@ -186,7 +187,6 @@ mod tests {
     const P: TcdParams = TcdParams {
         threshold: Size(2_000),
         max_t_on: Time(24 * PS_PER_US),
-        ecn: false,
         victims: Victims::Hold,
     };
     const T: u64 = 2_000;
@@ -233,8 +233,8 @@ mod tests {
     fn on_ecn_a_red_mark_means_ce_at_a_congestion_port_and_ue_at_an_undetermined_one() {
         // dcqcn_tcd: RED (Kmin 5 KB) has marked the packet; TCD names the mark by the port's
         // state against Kmin.
-        let p = crate::cc::acc::AccParams {
-            tcd: TcdParams { ecn: true, ..P },
+        let p = crate::cc::dcqcn::DcqcnParams {
+            tcd: Some(P),
             ..Default::default()
         };
         let mut port = Port::new(0, 1, 100_000_000_000, 0, false);

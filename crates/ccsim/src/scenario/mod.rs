@@ -467,3 +467,20 @@ impl Scenario {
         toml::to_string(&self.cfg).expect("config serializes")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::merge_into;
+
+    #[test]
+    fn user_params_merge_over_the_defaults_table_by_table() {
+        let mut base: toml::Table = "a = 1\n[t]\nx = 1\ny = 2\n".parse().unwrap();
+        let user: toml::Table = "b = 3\nt = { y = 5, z = 6 }\n".parse().unwrap();
+        merge_into(&mut base, user);
+        let want: toml::Table = "a = 1\nb = 3\n[t]\nx = 1\ny = 5\nz = 6\n".parse().unwrap();
+        assert_eq!(base, want);
+        // A value that is not a table on both sides replaces.
+        merge_into(&mut base, "t = 7".parse().unwrap());
+        assert_eq!(base["t"], toml::Value::Integer(7));
+    }
+}
