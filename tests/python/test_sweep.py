@@ -9,12 +9,16 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import ccsim
 import pytest
 from ccsim import sweeps
+from ccsim.sweeps.job import Job
 from helpers import (
     SWEEP_BASE,
     SWEEP_GRID,
@@ -191,7 +195,7 @@ def test_interrupted_driver_then_restart_loses_and_duplicates_nothing(
         assert proc.poll() is None, "the sweep ended before it could be killed; make it longer"
         workers = children(proc.pid) or workers
         proc.send_signal(sig)
-        _, stderr = proc.communicate()
+        _, stderr = proc.communicate(timeout=300)  # a hang fails here, not at CI's limit
         if sig == signal.SIGINT:  # Ctrl-C: one line, exit 130, workers stopped
             assert proc.returncode == 130 and stderr.strip() == "ccsim: error: interrupted"
         done = finished_runs(out)
@@ -240,13 +244,40 @@ def test_a_killed_worker_is_replaced_and_its_run_redone(sweep_dir: Path, tmp_pat
             if "_worker_main" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
-        stdout, _ = proc.communicate()
+        stdout, _ = proc.communicate(timeout=300)
     finally:
         kill_if_alive([proc.pid])
     assert killed, "no worker found to kill"
     assert proc.returncode == 0
     assert stdout.strip() == str(out)
     assert dataset_files(out) == dataset_files(sweep_dir)
+
+
+def test_ctrl_c_while_a_result_is_read_stops_every_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The driver is interrupted after a worker's result header, while the worker still writes
+    # the rest (megabytes of probes, more than a pipe holds): the worker must be killed, not
+    # waited for, or both wait on each other for ever.
+    from ccsim.sweeps import local
+
+    def interrupted_mid_frame(stream: Any) -> Any:
+        stream.read(8)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(local, "_read_frame", interrupted_mid_frame)
+    job = Job(SimpleNamespace(run_id="r"), ccsim.to_toml(SWEEP_BASE), str(REPO), "k")  # type: ignore[arg-type]
+    raised: list[BaseException] = []
+
+    def drive() -> None:
+        try:
+            local._run_local([job], 1, lambda job, payload: None)
+        except BaseException as e:  # noqa: BLE001 -- handed to the test's thread
+            raised.append(e)
+
+    driver = threading.Thread(target=drive, daemon=True)
+    driver.start()
+    driver.join(timeout=300)  # a hang fails here, not at CI's limit
+    assert not driver.is_alive(), "the driver waits for a worker blocked on its full pipe"
+    assert len(raised) == 1 and isinstance(raised[0], KeyboardInterrupt)
 
 
 # --- failures and bad input ----------------------------------------------------------------------

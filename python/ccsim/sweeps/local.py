@@ -31,6 +31,7 @@ def _run_local(jobs: list[Job], workers: int | None, on_result: ResultFn) -> Non
     busy: dict[int, tuple[subprocess.Popen[bytes], Job]] = {}
     pool: list[subprocess.Popen[bytes]] = []
     selector = selectors.DefaultSelector()
+    finished = False
     try:
         for _ in range(min(workers or os.cpu_count() or 1, len(jobs))):
             pool.append(_start_worker())
@@ -59,10 +60,13 @@ def _run_local(jobs: list[Job], workers: int | None, on_result: ResultFn) -> Non
                 else:
                     error = f"worker process died running it {deaths[rid]} times (exit code {code})"
                     on_result(job, {"status": STATUS_FAILED, "error": error})
+        finished = True
     finally:
         selector.close()
         for proc in pool:
-            if proc.pid in busy:
+            # Interrupted (Ctrl-C, an error): kill every worker, since one may be blocked
+            # writing a result into a pipe the driver no longer reads, and wait would hang.
+            if not finished:
                 proc.kill()
             elif proc.stdin is not None:
                 proc.stdin.close()  # an idle worker exits at end of input
