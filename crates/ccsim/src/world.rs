@@ -5,7 +5,8 @@
 //! `metrics` (probes). Scheme hooks are called through `cc::CcParams`.
 
 use crate::cc::{
-    CcParams, CtrlMsg, HostRxStates, ReceiverStates, SenderStates, SwitchStates, TimerEpochs,
+    CcParams, CtrlMsg, HostRxStates, InboundFlow, ReceiverStates, RxHost, SenderStates,
+    SwitchStates, TimerEpochs,
 };
 use crate::metrics::Metrics;
 use crate::net::mmu::BufferState;
@@ -69,6 +70,32 @@ pub struct Settings {
     pub trim: bool,
     /// Host loss recovery on a lossy fabric.
     pub recovery: Recovery,
+    /// The scheme recovers lost data itself (`SchemeInfo::own_recovery`).
+    pub own_recovery: bool,
+    /// ECMP hashes each data packet's path key (`SchemeInfo::path_per_packet`).
+    pub path_per_packet: bool,
+    /// Hosts keep their inbound flows (`SchemeInfo::inbound_flows`).
+    pub inbound_flows: bool,
+    /// Switch hooks see priority-0 packets too (`SchemeInfo::switch_sees_ctrl`).
+    pub switch_sees_ctrl: bool,
+    /// Bytes on the wire per control code (`SchemeInfo::ctrl_bytes`; others `ack_bytes`).
+    pub ctrl_bytes: &'static [(u8, u32)],
+}
+
+impl Settings {
+    /// The engine's go-back-N or IRN recovers losses (a lossy fabric, a scheme without its own).
+    #[inline]
+    pub fn engine_recovery(&self) -> bool {
+        self.drop.is_some() && !self.own_recovery
+    }
+    /// Bytes on the wire of a control packet of `code`.
+    #[inline]
+    pub fn ctrl_size(&self, code: u8) -> u32 {
+        match self.ctrl_bytes.iter().find(|(c, _)| *c == code) {
+            Some(&(_, b)) => b,
+            None => self.ack_bytes,
+        }
+    }
 }
 
 /// What a lossy switch does when a queue is full.
@@ -80,6 +107,12 @@ pub struct DropPolicy {
     pub queue_bytes: u64,
     /// Dynamic threshold: a queue may hold alpha x the free shared buffer.
     pub alpha: f64,
+    /// Drop-tail: limit per egress port, all priorities together (0 = none).
+    pub port_packets: u32,
+    pub port_bytes: u64,
+    /// Limit of a port's priority-0 queue (trimmed headers, control packets) in packets; a
+    /// packet beyond it is dropped (0 = none).
+    pub ctrl_packets: u32,
 }
 
 /// Per-host NIC state.
@@ -93,6 +126,8 @@ pub struct HostState {
     pub wake_at_ps: u64,
     /// Epochs of the receiver part's host timers.
     pub timers: TimerEpochs,
+    /// Flows into this host still receiving (`Settings::inbound_flows` only).
+    pub inbound: Vec<InboundFlow>,
 }
 
 /// A run failure that is a bug or an impossible configuration, never silently ignored.
@@ -133,6 +168,8 @@ pub struct Simulation {
     pub ctrl_out: Vec<CtrlMsg>,
     pub s: Settings,
     pub marking_rng: Rng,
+    /// The schemes' random stream for sender, receiver and host hooks (`Tx::rng`).
+    pub scheme_rng: Rng,
     /// INT records per packet id (empty unless `s.int_enabled`).
     pub ints: Vec<IntStack>,
     pub metrics: Metrics,
@@ -274,7 +311,7 @@ impl Simulation {
         }
         let prio = p.prio as usize % crate::net::NUM_PRIO;
         crate::sim::prefetch(&in_port.prios[prio].ing);
-        let out_id = self.ecmp_next_hop(si, p.dst_host, p.flow) as usize;
+        let out_id = self.ecmp_next_hop(si, p) as usize;
         let out = &self.ports[out_id];
         crate::sim::prefetch(out);
         crate::sim::prefetch(&out.max_queue_bytes);
@@ -481,11 +518,16 @@ impl Simulation {
                 if h.timers[k] != epoch {
                     return;
                 }
+                let host = RxHost {
+                    timers: &mut h.timers,
+                    inbound: &h.inbound,
+                };
                 let mut hx = crate::cc::HostCtx::new(
                     self.now_ps,
                     id,
                     &mut self.q,
-                    &mut h.timers,
+                    host,
+                    &mut self.scheme_rng,
                     &mut self.ctrl_out,
                 );
                 self.cc.on_host_timer(&mut self.host_rx, &mut hx, kind);

@@ -182,6 +182,13 @@ fn options_of_the_other_fabric_mode_are_named() {
             ],
             "fabric.loss.queue_packets",
         ),
+        (
+            vec![
+                "fabric.pfc.enabled=false",
+                "fabric.loss={mode=\"dynamic\", port_packets=4}",
+            ],
+            "fabric.loss.port_packets",
+        ),
     ] {
         let e = err(&ov);
         assert!(e.contains(field), "{ov:?}: {e}");
@@ -308,4 +315,46 @@ at = "20us"
         "{err}"
     );
     assert!(!err.contains("transport bug"), "{err}");
+}
+
+/// A port-wide limit bounds the sum of a port's priority queues: two size classes (priorities 1
+/// and 2) share a 6-packet port, each queue alone may hold 100, so the port never holds more
+/// than 6 full packets, drops happen, and go-back-N still delivers every byte once.
+#[test]
+fn a_port_wide_limit_bounds_the_sum_of_its_priority_queues() {
+    let toml = r#"
+        [topology]
+        kind = "star"
+        hosts = 9
+        link = { rate = "100Gbps", delay = "1us" }
+        [fabric]
+        pfc = { enabled = false }
+        loss = { mode = "drop_tail", queue_packets = 100, port_packets = 6 }
+        priority_by_size = ["100KB"]
+        [[workload]]
+        kind = "incast"
+        senders = 4
+        receiver = 8
+        size = "50KB"
+        at = "0us"
+        [[workload]]
+        kind = "incast"
+        senders = 4
+        receiver = 8
+        size = "200KB"
+        at = "0us"
+        "#;
+    let (_, sim, r) = common::run(toml);
+    assert_buffers_empty(&sim);
+    assert_conserved(&r, 4 * 50_000 + 4 * 200_000);
+    let drops: u64 = sim.ports.iter().map(|p| p.drops).sum();
+    assert!(drops > 0, "the port limit dropped nothing");
+    // Full data packets are 1048 B; an ACK or two of the reverse direction may ride along.
+    let max = sim
+        .ports
+        .iter()
+        .filter(|p| !p.is_host)
+        .map(|p| p.max_queue_bytes)
+        .max();
+    assert!(max.unwrap() <= 6 * 1048, "max port backlog {max:?} B");
 }

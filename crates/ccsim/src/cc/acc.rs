@@ -442,6 +442,8 @@ mod tests {
             rtt_ps: T,
             hdr: SchemeHdr::default(),
             int: &[],
+            sack_seq: None,
+            trimmed: false,
         }
     }
 

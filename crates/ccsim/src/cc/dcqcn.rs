@@ -29,7 +29,8 @@
 
 use super::tcd::{TcdParams, Victims};
 use super::{
-    AckInfo, CtrlInfo, EcnDefaults, Params, ReceiverPart, Scheme, SchemeInfo, SenderPart, Tx,
+    AckInfo, CtrlInfo, DataOut, EcnDefaults, Params, ReceiverPart, Scheme, SchemeInfo, SenderPart,
+    Tx,
 };
 use crate::net::{Mark, SchemeHdr};
 use crate::scenario::units::{Rate, Size, Time};
@@ -271,7 +272,8 @@ impl SenderPart<DcqcnParams> for DcqcnRp {
             self.on_mark(p, tx, c.mark);
         }
     }
-    fn on_send(&mut self, p: &DcqcnParams, tx: &mut Tx, bytes: u64) {
+    fn on_send(&mut self, p: &DcqcnParams, tx: &mut Tx, d: &mut DataOut) {
+        let bytes = d.size_bytes as u64;
         if p.model != Model::Paper || p.byte_counter.0 == 0 || !self.seen_cnp {
             return;
         }

@@ -107,6 +107,8 @@ mod tests {
                 rtt_ps: 0,
                 hdr: SchemeHdr::default(),
                 int: &[],
+                sack_seq: None,
+                trimmed: false,
             };
             // A CE, then the mlx decrease check 4 us later cuts the rate.
             rp.on_ack(&p, &mut f.tx(1), &ack(Mark::Ce));

@@ -194,6 +194,8 @@ mod tests {
                     rtt_ps: 0,
                     hdr: Default::default(),
                     int: &[],
+                    sack_seq: None,
+                    trimmed: false,
                 };
                 d.on_ack(&p, &mut f.tx(0), &a);
             }

@@ -26,7 +26,7 @@
 //! bytes sent in units of 128 N, queue length in units of 80 N (both cut down), time in whole
 //! ns. (Its 20-bit and 24-bit counters wrap, which its deltas undo: not modelled, no effect.)
 
-use super::{AckInfo, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx};
+use super::{AckInfo, DataOut, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx};
 use crate::net::{IntHop, Packet, PktKind, Port, MAX_INT_HOPS};
 use crate::scenario::units::{Rate, Size};
 use crate::scenario::ScenarioError;
@@ -167,8 +167,8 @@ impl SenderPart<HpccParams> for HpccSender {
         tx.ctl().window_bytes = self.window_bytes;
     }
 
-    fn on_send(&mut self, _: &HpccParams, _: &mut Tx, bytes: u64) {
-        self.last_pkt_bytes = bytes;
+    fn on_send(&mut self, _: &HpccParams, _: &mut Tx, d: &mut DataOut) {
+        self.last_pkt_bytes = d.size_bytes as u64;
     }
 
     fn on_ack(&mut self, p: &HpccParams, tx: &mut Tx, ack: &AckInfo) {
@@ -291,6 +291,8 @@ mod tests {
             rtt_ps: 0,
             hdr: Default::default(),
             int,
+            sack_seq: None,
+            trimmed: false,
         }
     }
 }

@@ -18,20 +18,8 @@
 //! Hooks run at the engine's call sites listed in `docs/design.md`; after every sender hook the
 //! engine restarts the host's NIC, and control packets a hook asks for are sent right after it.
 
-pub mod acc;
-pub mod dcqcn;
-pub mod dcqcn_tcd;
-pub mod dctcp;
-pub mod hpcc;
-pub mod none;
-pub mod pcn;
-pub mod qcn;
-pub mod rcc;
+/// TCD (congestion state per port), shared by the `*_tcd` schemes and ACC.
 pub mod tcd;
-#[cfg(test)]
-mod test_scheme;
-pub mod timely;
-pub mod timely_tcd;
 
 use crate::net::{IntHop, IntStack, Mark, Packet, Port, SchemeHdr};
 use crate::scenario::ScenarioError;
@@ -114,6 +102,19 @@ pub struct SchemeInfo {
     pub prio_per_packet: bool,
     /// Control packets of one code get their own rate-limited, drop-tail queue at every port.
     pub ctrl_queue: Option<CtrlQueue>,
+    /// Bytes on the wire of a control packet, per code (others: `host.ack_bytes`).
+    pub ctrl_bytes: &'static [(u8, u32)],
+    /// Switches hash each data packet's path key (`DataOut::path_key`) with its flow, so a
+    /// sender may spray packets over equal-cost paths (NDP, Homa); else one path per flow.
+    pub path_per_packet: bool,
+    /// The scheme recovers lost data itself (`Tx::resend`): the engine's go-back-N, IRN and
+    /// timeouts are off, and receivers keep packets beyond a gap (ACKs name them, `AckInfo`).
+    pub own_recovery: bool,
+    /// The engine keeps each receiving host's inbound flows (`Rx::inbound`, `HostCtx::inbound`).
+    pub inbound_flows: bool,
+    /// Switch hooks also see packets of priority 0 (ACKs at priority 0, control packets, trimmed
+    /// headers); without it they see data and ACK packets of the other classes only.
+    pub switch_sees_ctrl: bool,
     pub fabric: FabricMode,
 }
 
@@ -146,6 +147,11 @@ impl SchemeInfo {
         trim: false,
         prio_per_packet: false,
         ctrl_queue: None,
+        ctrl_bytes: &[],
+        path_per_packet: false,
+        own_recovery: false,
+        inbound_flows: false,
+        switch_sees_ctrl: false,
         fabric: FabricMode::Any,
     };
 }
@@ -183,8 +189,9 @@ pub trait SenderPart<P>: Clone + Debug {
     fn on_ack(&mut self, _p: &P, _tx: &mut Tx, _ack: &AckInfo) {}
     /// A control packet for this flow arrived (CNP, feedback, grant, credit, pull, ...).
     fn on_ctrl(&mut self, _p: &P, _tx: &mut Tx, _c: &CtrlInfo) {}
-    /// A data packet of `bytes` on the wire just left the NIC.
-    fn on_send(&mut self, _p: &P, _tx: &mut Tx, _bytes: u64) {}
+    /// A data packet is leaving the NIC (pre-transmit: the flow's sequence, pacing and credit
+    /// already count it); the hook may write its scheme header and path key.
+    fn on_send(&mut self, _p: &P, _tx: &mut Tx, _d: &mut DataOut) {}
     /// Timer `kind` set through `Tx::set_timer` fired (stale timers never reach the hook).
     fn on_timer(&mut self, _p: &P, _tx: &mut Tx, _kind: u8) {}
     /// The flow finished; its timers are already cancelled.
@@ -231,10 +238,14 @@ pub trait SwitchPart<P>: Clone + Debug {
     const ENABLED: bool = true;
     fn new(p: &P, port: &Port) -> Self;
     /// A packet passed admission and is about to join the queue; `sw.queue_bytes()` counts it.
+    /// Sees the packets `on_dequeue` sees. A switch part may rewrite `pkt.hdr` as its scheme
+    /// defines (raise a field, AND one across hops as AMRT's mark, stamp a rate); `pkt.mark`
+    /// only strengthens.
     fn on_enqueue(&mut self, _p: &P, _sw: &mut Sw, _pkt: &mut Packet) -> Verdict {
         Verdict::Enqueue
     }
-    /// A data or ACK packet leaves the queue (after RED marking).
+    /// A packet leaves the queue (after RED marking): data and ACK packets of priority > 0,
+    /// and with `SchemeInfo::switch_sees_ctrl` every packet (PFC frames excepted).
     fn on_dequeue(&mut self, _p: &P, _sw: &mut Sw, _pkt: &mut Packet) {}
     /// The port received a PFC PAUSE for class `sw.prio`.
     fn on_pause(&mut self, _p: &P, _sw: &mut Sw) {}
@@ -276,6 +287,26 @@ pub struct AckInfo<'a> {
     /// INT records of that data packet's path, one per switch (empty unless the scheme
     /// enables INT).
     pub int: &'a [IntHop],
+    /// Selective repeat (`own_recovery`, IRN): first byte of the packet this ACK/NACK names
+    /// (arrived beyond a gap, or trimmed), or None.
+    pub sack_seq: Option<u64>,
+    /// The named packet was trimmed: its payload is lost.
+    pub trimmed: bool,
+}
+
+/// A data packet about to leave the NIC, as the sender's `on_send` sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct DataOut {
+    pub seq: u64,
+    pub payload_bytes: u32,
+    /// Bytes on the wire.
+    pub size_bytes: u32,
+    /// A retransmission (`Tx::resend`, IRN, go-back-N's repeat is new data again).
+    pub retransmit: bool,
+    /// The scheme's header fields (zero unless set here).
+    pub hdr: SchemeHdr,
+    /// Path key (31 bits) hashed by ECMP with the flow when the scheme has `path_per_packet`.
+    pub path_key: u32,
 }
 
 /// A control packet as its destination sees it.
@@ -338,16 +369,44 @@ fn set_timer(
     );
 }
 
-/// A hook's view of one flow from one side (`SENDER`): the clock, its timers, and control
-/// packets to the other side. `Tx` adds the send control, `Rx` the receive state.
+/// A flow into a receiving host, as the host's scheduler sees it (`SchemeInfo::inbound_flows`):
+/// listed from its first data or control packet at the receiver until every byte arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InboundFlow {
+    pub flow: u32,
+    /// Sending host.
+    pub src: u32,
+    /// `transport::UNBOUNDED` for a long-lived flow.
+    pub size_bytes: u64,
+    /// Bytes received in order (every byte below it has arrived).
+    pub received_bytes: u64,
+}
+
+impl InboundFlow {
+    /// Bytes still to arrive.
+    pub fn remaining_bytes(&self) -> u64 {
+        self.size_bytes.saturating_sub(self.received_bytes)
+    }
+}
+
+/// The receiving host's part of a receiver hook's view: its timers and inbound flows.
+pub(crate) struct RxHost<'a> {
+    pub timers: &'a mut TimerEpochs,
+    pub inbound: &'a [InboundFlow],
+}
+
+/// A hook's view of one flow from one side (`SENDER`): the clock, its timers, the schemes'
+/// random stream, and control packets to the other side. `Tx` adds the send control, `Rx` the
+/// receive state and the receiving host.
 pub struct FlowCtx<'a, const SENDER: bool> {
     pub now_ps: u64,
     flow_id: u32,
     f: &'a mut Flow,
     q: &'a mut EventQueue,
     out: &'a mut Vec<CtrlMsg>,
-    /// The receiving host's timers (receiver hooks only).
-    host_timers: Option<&'a mut TimerEpochs>,
+    rng: &'a mut Rng,
+    /// The receiving host (receiver hooks only).
+    host: Option<RxHost<'a>>,
 }
 
 /// What a sender hook may see and touch: the clock, the flow's sequence state (read only), its
@@ -365,6 +424,7 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
         f: &'a mut Flow,
         q: &'a mut EventQueue,
         out: &'a mut Vec<CtrlMsg>,
+        rng: &'a mut Rng,
     ) -> Self {
         FlowCtx {
             now_ps,
@@ -372,11 +432,17 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
             f,
             q,
             out,
-            host_timers: None,
+            rng,
+            host: None,
         }
     }
     pub fn flow_id(&self) -> u32 {
         self.flow_id
+    }
+    /// The schemes' random stream (seeded by the scenario, apart from the fabric's), for
+    /// jitter and tie-breaks.
+    pub fn rng(&mut self) -> &mut Rng {
+        self.rng
     }
     fn epochs(&mut self) -> &mut TimerEpochs {
         if SENDER {
@@ -419,16 +485,37 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
 }
 
 impl<'a> Rx<'a> {
-    pub(crate) fn with_host_timers(mut self, timers: &'a mut TimerEpochs) -> Self {
-        self.host_timers = Some(timers);
+    pub(crate) fn with_host(mut self, host: RxHost<'a>) -> Self {
+        self.host = Some(host);
         self
+    }
+    fn rx_host(&self) -> &RxHost<'a> {
+        self.host.as_ref().expect("a receiver hook has its host")
     }
     /// Fire the receiving host's `on_host_timer(kind)` at `at_ps`, replacing a pending timer
     /// of that kind (a per-host pacer, e.g. NDP's pulls, started by a flow's data).
     pub fn set_host_timer(&mut self, kind: u8, at_ps: u64) {
         let host = self.f.dst;
-        let epochs = self.host_timers.as_deref_mut().expect("receiver hook");
-        set_timer(self.q, epochs, TimerOwner::Host, host, kind, at_ps);
+        let h = self.host.as_mut().expect("a receiver hook has its host");
+        set_timer(self.q, h.timers, TimerOwner::Host, host, kind, at_ps);
+    }
+    /// The receiving host's inbound flows, this one included until its last byte arrived
+    /// (empty unless the scheme has `inbound_flows`). Order: first arrival, with a finished
+    /// flow's place taken by the last one.
+    pub fn inbound(&self) -> &[InboundFlow] {
+        self.rx_host().inbound
+    }
+    /// Send a control packet from this host to the sender of any flow (a grant, a pull, a
+    /// token to the flow a host-wide schedule picked), stamped with the current time.
+    pub fn send_ctrl_to(&mut self, flow: u32, code: u8, hdr: SchemeHdr) {
+        self.out.push(CtrlMsg {
+            flow,
+            to_sender: true,
+            code,
+            hdr,
+            mark: Mark::None,
+            ts_ps: self.now_ps,
+        });
     }
 }
 
@@ -478,6 +565,32 @@ impl Tx<'_> {
     pub fn bdp_bytes(&self) -> u64 {
         self.f.bdp_bytes()
     }
+    /// The flow's size (`transport::UNBOUNDED` while a long-lived flow runs).
+    #[inline]
+    pub fn size_bytes(&self) -> u64 {
+        self.f.size_bytes
+    }
+    /// Bytes not yet sent once.
+    #[inline]
+    pub fn unsent_bytes(&self) -> u64 {
+        self.f.size_bytes.saturating_sub(self.f.snd_nxt)
+    }
+    /// Send the packet starting at byte `seq` again (`SchemeInfo::own_recovery` only): after
+    /// earlier requests, ahead of new data. Ignored below `snd_una` or at or past `snd_nxt`.
+    pub fn resend(&mut self, seq: u64) {
+        assert!(
+            self.f.loss.resend.is_some(),
+            "Tx::resend needs SchemeInfo::own_recovery"
+        );
+        if seq < self.f.snd_una || seq >= self.f.snd_nxt {
+            return;
+        }
+        if self.f.rtx_seq == u64::MAX {
+            self.f.rtx_seq = seq;
+        } else if let Some(q) = &mut self.f.loss.resend {
+            q.push_back(seq);
+        }
+    }
 }
 
 impl Rx<'_> {
@@ -515,13 +628,15 @@ impl Rx<'_> {
     }
 }
 
-/// What a host timer hook may touch: the clock, the host's timers and control packets to send
-/// (to any flow's sender or receiver).
+/// What a host timer hook may touch: the clock, the host's timers and inbound flows, the
+/// schemes' random stream, and control packets to send (to any flow's sender or receiver).
 pub struct HostCtx<'a> {
     pub now_ps: u64,
     pub host: u32,
     q: &'a mut EventQueue,
     epochs: &'a mut TimerEpochs,
+    inbound: &'a [InboundFlow],
+    rng: &'a mut Rng,
     out: &'a mut Vec<CtrlMsg>,
 }
 
@@ -530,16 +645,27 @@ impl<'a> HostCtx<'a> {
         now_ps: u64,
         host: u32,
         q: &'a mut EventQueue,
-        epochs: &'a mut TimerEpochs,
+        h: RxHost<'a>,
+        rng: &'a mut Rng,
         out: &'a mut Vec<CtrlMsg>,
     ) -> HostCtx<'a> {
         HostCtx {
             now_ps,
             host,
             q,
-            epochs,
+            epochs: h.timers,
+            inbound: h.inbound,
+            rng,
             out,
         }
+    }
+    /// The host's inbound flows (`Rx::inbound`).
+    pub fn inbound(&self) -> &[InboundFlow] {
+        self.inbound
+    }
+    /// The schemes' random stream.
+    pub fn rng(&mut self) -> &mut Rng {
+        self.rng
     }
     /// Fire `on_host_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
     pub fn set_timer(&mut self, kind: u8, at_ps: u64) {
@@ -721,37 +847,38 @@ macro_rules! states_impl {
 }
 
 macro_rules! registry {
-    ($($(#[$m:meta])* $v:ident => $t:ty),+ $(,)?) => {
+    ($($(#[$m:meta])* $v:ident => $module:ident :: $t:ident),+ $(,)?) => {
+        $($(#[$m])* pub mod $module;)+
         /// The registered names of each scheme type, in `ccsim list` order.
         // Pushes, not vec![]: an entry may carry a #[cfg].
         #[allow(clippy::vec_init_then_push)]
         static SCHEME_TYPES: std::sync::LazyLock<Vec<&'static [SchemeInfo]>> =
             std::sync::LazyLock::new(|| {
                 let mut v = Vec::new();
-                $($(#[$m])* v.push(<$t as Scheme>::SCHEMES);)+
+                $($(#[$m])* v.push(<$module::$t as Scheme>::SCHEMES);)+
                 v
             });
 
         /// Typed parameters of the run's scheme.
         #[derive(Clone, Debug)]
-        pub enum CcParams { $($(#[$m])* $v(<$t as Scheme>::Params)),+ }
+        pub enum CcParams { $($(#[$m])* $v(<$module::$t as Scheme>::Params)),+ }
         /// Every flow's sender state, indexed by flow id: one array of the run's scheme's own
         /// type, so a state takes its own size, not the largest scheme's.
         #[derive(Clone, Debug)]
-        pub enum SenderStates { $($(#[$m])* $v(Vec<<$t as Scheme>::Sender>)),+ }
+        pub enum SenderStates { $($(#[$m])* $v(Vec<<$module::$t as Scheme>::Sender>)),+ }
         /// Every flow's receiver state, indexed by flow id.
         #[derive(Clone, Debug)]
-        pub enum ReceiverStates { $($(#[$m])* $v(Vec<<$t as Scheme>::Receiver>)),+ }
+        pub enum ReceiverStates { $($(#[$m])* $v(Vec<<$module::$t as Scheme>::Receiver>)),+ }
         /// Every host's receiver state, indexed by host id.
         #[derive(Clone, Debug)]
         pub enum HostRxStates {
             $($(#[$m])* $v(Vec<
-                <<$t as Scheme>::Receiver as ReceiverPart<<$t as Scheme>::Params>>::Host
+                <<$module::$t as Scheme>::Receiver as ReceiverPart<<$module::$t as Scheme>::Params>>::Host
             >)),+
         }
         /// Every port's switch state, indexed by port id (empty: the scheme has no switch part).
         #[derive(Clone, Debug)]
-        pub enum SwitchStates { $($(#[$m])* $v(Vec<<$t as Scheme>::Switch>)),+ }
+        pub enum SwitchStates { $($(#[$m])* $v(Vec<<$module::$t as Scheme>::Switch>)),+ }
         states_impl!(SenderStates, $($(#[$m])* $v),+);
         states_impl!(ReceiverStates, $($(#[$m])* $v),+);
         states_impl!(SwitchStates, $($(#[$m])* $v),+);
@@ -760,11 +887,11 @@ macro_rules! registry {
             /// Parse and check `[cc.params]` for `name`; errors name `cc.params.<key>`.
             pub fn parse(name: &str, params: &toml::Table) -> Result<CcParams, ScenarioError> {
                 let v = toml::Value::Table(params.clone());
-                $($(#[$m])* if <$t as Scheme>::SCHEMES.iter().any(|s| s.name == name) {
-                    let p: <$t as Scheme>::Params = crate::scenario::from_value_at(
-                        v, "cc.params", <$t as Scheme>::default_params(name))?;
+                $($(#[$m])* if <$module::$t as Scheme>::SCHEMES.iter().any(|s| s.name == name) {
+                    let p: <$module::$t as Scheme>::Params = crate::scenario::from_value_at(
+                        v, "cc.params", <$module::$t as Scheme>::default_params(name))?;
                     p.validate()?;
-                    <$t as Scheme>::check(name, &p)?;
+                    <$module::$t as Scheme>::check(name, &p)?;
                     return Ok(CcParams::$v(p));
                 })+
                 Err(unknown_scheme(name))
@@ -794,14 +921,14 @@ macro_rules! registry {
             pub fn has_switch(&self) -> bool {
                 match self {
                     $($(#[$m])* CcParams::$v(_) =>
-                        <<$t as Scheme>::Switch as SwitchPart<<$t as Scheme>::Params>>::ENABLED,)+
+                        <<$module::$t as Scheme>::Switch as SwitchPart<<$module::$t as Scheme>::Params>>::ENABLED,)+
                 }
             }
             /// The scheme's receiver part acts with these parameters.
             pub fn has_receiver(&self) -> bool {
                 match self {
                     $($(#[$m])* CcParams::$v(p) =>
-                        <<$t as Scheme>::Receiver as ReceiverPart<_>>::active(p),)+
+                        <<$module::$t as Scheme>::Receiver as ReceiverPart<_>>::active(p),)+
                 }
             }
             /// Fresh switch states of egress ports `ports` (none if the scheme has no switch
@@ -835,10 +962,10 @@ macro_rules! registry {
                 }
             }
             #[inline]
-            pub(crate) fn on_send(&self, s: &mut SenderStates, tx: &mut Tx, bytes: u64) {
+            pub(crate) fn on_send(&self, s: &mut SenderStates, tx: &mut Tx, d: &mut DataOut) {
                 let i = tx.flow_id as usize;
                 match (self, s) {
-                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_send(&mut s[i], p, tx, bytes),)+
+                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_send(&mut s[i], p, tx, d),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
@@ -896,7 +1023,7 @@ macro_rules! registry {
             pub(crate) fn on_host_timer(&self, h: &mut HostRxStates, hx: &mut HostCtx, kind: u8) {
                 match (self, h) {
                     $($(#[$m])* (CcParams::$v(p), HostRxStates::$v(h)) =>
-                        <<$t as Scheme>::Receiver as ReceiverPart<_>>::on_host_timer(
+                        <<$module::$t as Scheme>::Receiver as ReceiverPart<_>>::on_host_timer(
                             &mut h[hx.host as usize], p, hx, kind),)+
                     _ => unreachable!("state of another scheme"),
                 }
@@ -939,7 +1066,8 @@ macro_rules! registry {
     };
 }
 
-// The registry: one line per scheme type (a type may register several names).
+// The registry: one line per scheme type (a type may register several names); the line also
+// declares the scheme's module `cc/<module>.rs`.
 registry! {
     NoCc => none::NoCc,
     Dcqcn => dcqcn::Dcqcn,
@@ -954,6 +1082,8 @@ registry! {
     Rcc => rcc::Rcc,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
+    #[cfg(test)]
+    TestSrpt => test_srpt::Srpt,
 }
 
 /// Window at line rate of a BDP-window scheme: its `base_window` parameter, or (0) the fabric's
@@ -983,6 +1113,7 @@ pub(crate) struct TestFlow {
     pub f: Flow,
     pub q: EventQueue,
     pub out: Vec<CtrlMsg>,
+    pub rng: Rng,
 }
 
 #[cfg(test)]
@@ -998,11 +1129,34 @@ impl TestFlow {
             f,
             q: EventQueue::default(),
             out: Vec::new(),
+            rng: Rng::new(1, 1),
         }
     }
     /// The sender context at `now_ps`.
     pub fn tx(&mut self, now_ps: u64) -> Tx<'_> {
-        Tx::new(now_ps, 0, &mut self.f, &mut self.q, &mut self.out)
+        Tx::new(
+            now_ps,
+            0,
+            &mut self.f,
+            &mut self.q,
+            &mut self.out,
+            &mut self.rng,
+        )
+    }
+}
+
+#[cfg(test)]
+impl DataOut {
+    /// A new data packet of `size_bytes` on the wire, for calling `on_send` in unit tests.
+    pub fn test(size_bytes: u32) -> DataOut {
+        DataOut {
+            seq: 0,
+            payload_bytes: size_bytes,
+            size_bytes,
+            retransmit: false,
+            hdr: SchemeHdr::default(),
+            path_key: 0,
+        }
     }
 }
 

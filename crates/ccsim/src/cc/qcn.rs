@@ -27,7 +27,7 @@
 //! Defaults (at 10 Gb/s): Q_eq 33 KB, w 2, Gd 1/128, sampling 1%..10%, byte counter 150 KB,
 //! timer 15 ms, F 5, R_AI 5 Mb/s, R_HAI 50 Mb/s, min_rate 10 Mb/s.
 
-use super::{CtrlInfo, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx, Verdict};
+use super::{CtrlInfo, DataOut, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx, Verdict};
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
 use crate::scenario::units::{Rate, Size, Time};
 use crate::scenario::ScenarioError;
@@ -233,7 +233,8 @@ impl SenderPart<QcnParams> for QcnRp {
         }
     }
 
-    fn on_send(&mut self, p: &QcnParams, tx: &mut Tx, bytes: u64) {
+    fn on_send(&mut self, p: &QcnParams, tx: &mut Tx, d: &mut DataOut) {
+        let bytes = d.size_bytes as u64;
         if !self.limited {
             return;
         }
@@ -357,7 +358,7 @@ mod tests {
         // Fast recovery: five byte-counter cycles halve the distance to the target each time.
         let mut gap = 25e9;
         for _ in 0..5 {
-            rp.on_send(&p, &mut f.tx(0), 150_000);
+            rp.on_send(&p, &mut f.tx(0), &mut DataOut::test(150_000));
             gap /= 2.0;
             assert!((100e9 - rp.rate_bps() - gap).abs() < 1.0);
         }

@@ -14,7 +14,7 @@
 //! default) and 4 (`prio_per_packet`).
 
 use super::{
-    AckInfo, CtrlInfo, CtrlQueue, DataInfo, HostCtx, Params, ReceiverPart, Rx, Scheme, SchemeInfo,
+    AckInfo, CtrlInfo, CtrlQueue, DataInfo, DataOut, HostCtx, Params, ReceiverPart, Rx, Scheme, SchemeInfo,
     SenderPart, Sw, SwitchPart, Tx,
 };
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
@@ -112,7 +112,7 @@ impl SenderPart<ProbeParams> for ProbeTx {
     fn on_timer(&mut self, _: &ProbeParams, _: &mut Tx, _: u8) {
         self.timer_fired = true;
     }
-    fn on_send(&mut self, p: &ProbeParams, tx: &mut Tx, _: u64) {
+    fn on_send(&mut self, p: &ProbeParams, tx: &mut Tx, _: &mut DataOut) {
         if p.alternate_prio {
             let c = tx.ctl();
             c.data_prio ^= 7;
@@ -353,33 +353,38 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_lossy_switch_trims_instead_of_dropping_and_every_byte_arrives_once() {
-        // Two senders with ample credit into one port whose queue holds 4 packets: packets
-        // that find it full lose their payload, the receiver NACKs them, and go-back-N resends.
-        let text = r#"
+    /// `senders` senders of 20 KB with ample credit into one port whose queue holds 4
+    /// packets; the priority-0 queue (trimmed headers) holds `ctrl_packets` (0: no limit).
+    fn trimmed_incast(senders: u32, ctrl_packets: u32) -> crate::Simulation {
+        let mut text = format!(
+            r#"
             [topology]
             kind = "star"
-            hosts = 3
-            link = { rate = "100Gbps", delay = "1us" }
+            hosts = {}
+            link = {{ rate = "100Gbps", delay = "1us" }}
             [fabric]
-            pfc = { enabled = false }
-            loss = { mode = "drop_tail", queue_packets = 4 }
+            pfc = {{ enabled = false }}
+            loss = {{ mode = "drop_tail", queue_packets = 4, ctrl_packets = {ctrl_packets} }}
             [cc]
             scheme = "test_probe_trim"
-            params = { initial_credit = 1000000, hold = "0us" }
-            [[flows]]
-            src = 0
-            dst = 2
-            size = "20KB"
-            [[flows]]
-            src = 1
-            dst = 2
-            size = "20KB"
-        "#;
-        let sc = Scenario::load(text, std::path::Path::new("."), None, &[]).unwrap();
+            params = {{ initial_credit = 1000000, hold = "0us" }}
+            "#,
+            senders + 1
+        );
+        for src in 0..senders {
+            text += &format!("[[flows]]\nsrc = {src}\ndst = {senders}\nsize = \"20KB\"\n");
+        }
+        let sc = Scenario::load(&text, std::path::Path::new("."), None, &[]).unwrap();
         let mut sim = sc.build().unwrap();
         sim.run().unwrap();
+        sim
+    }
+
+    #[test]
+    fn a_lossy_switch_trims_instead_of_dropping_and_every_byte_arrives_once() {
+        // Packets that find the queue full lose their payload, the receiver NACKs them, and
+        // go-back-N resends.
+        let sim = trimmed_incast(2, 0);
         let trims: u64 = sim.ports.iter().map(|p| p.trims).sum();
         let drops: u64 = sim.ports.iter().map(|p| p.drops).sum();
         assert!(trims > 0);
@@ -389,6 +394,17 @@ mod tests {
             sim.metrics.delivered_bytes, 40_000,
             "each byte delivered once"
         );
+    }
+
+    #[test]
+    fn a_bounded_header_queue_drops_what_it_cannot_hold_and_timeouts_recover() {
+        // Three senders: two of every three packets are trimmed, so headers arrive faster than
+        // one per data packet sent and a one-header queue overflows.
+        let sim = trimmed_incast(3, 1);
+        let drops: u64 = sim.ports.iter().map(|p| p.drops).sum();
+        assert!(drops > 0, "a one-header queue overflowed");
+        assert!(sim.flows.iter().all(|f| f.finished && f.snd_una == 20_000));
+        assert_eq!(sim.metrics.delivered_bytes, 60_000);
     }
 
     impl crate::Simulation {

@@ -209,6 +209,8 @@ mod tests {
             rtt_ps: (rtt_us * 1e6) as u64,
             hdr: SchemeHdr::default(),
             int: &[],
+            sack_seq: None,
+            trimmed: false,
         };
         t.on_ack(p, &mut f.tx(0), &a);
     }

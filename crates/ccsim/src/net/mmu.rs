@@ -103,6 +103,10 @@ impl Simulation {
                 DropMode::DropTail => {
                     (d.queue_packets > 0 && q.prios[prio].len() >= d.queue_packets as usize)
                         || (d.queue_bytes > 0 && q.prios[prio].queue_bytes + size > d.queue_bytes)
+                        || (d.port_packets > 0
+                            && q.prios.iter().map(|c| c.len()).sum::<usize>()
+                                >= d.port_packets as usize)
+                        || (d.port_bytes > 0 && q.backlog_bytes() + size > d.port_bytes)
                 }
                 DropMode::Dynamic => {
                     let free = sw.shared_pool_bytes - sw.shared_used_bytes;

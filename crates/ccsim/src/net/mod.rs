@@ -67,10 +67,11 @@ pub struct Packet {
     pub dst_host: u32,
     /// Ingress port at the current switch (buffer accounting).
     pub in_port: u32,
-    /// NACK of a selective-repeat receiver: index (seq / MTU payload) of the packet that
+    /// ACK/NACK of a selective-repeat receiver: index (seq / MTU payload) of the packet that
     /// arrived out of order, or with `SACK_TRIMMED` set, that a switch trimmed; `NO_SACK`: none.
-    /// Data: `ACK_REQ` when the sender asks for an ACK now.
-    pub sack_idx: u32,
+    /// Data: the sender's path key (`PATH_KEY_MASK` bits, hashed by ECMP for schemes with
+    /// `path_per_packet`) and the `ACK_REQ` flag.
+    pub aux: u32,
     pub size_bytes: u16,
     /// 0 on a data packet means it was trimmed to its header by a switch.
     pub payload_bytes: u16,
@@ -83,14 +84,17 @@ pub struct Packet {
     pub sub: u8,
 }
 
-/// `Packet::sack_idx` that selects no packet (a go-back-N NACK, or not a NACK).
+/// `Packet::aux` of an ACK/NACK that selects no packet (a go-back-N NACK, or not a NACK).
 pub const NO_SACK: u32 = u32::MAX;
-/// Flag in `Packet::sack_idx`: the packet was trimmed (lost), not received out of order.
+/// Flag in an ACK/NACK's `Packet::aux`: the packet was trimmed (lost), not received out of
+/// order.
 pub const SACK_TRIMMED: u32 = 1 << 31;
-/// `Packet::sack_idx` of a data packet that asks to be acknowledged at once, whatever the
-/// receiver's ACK coalescing (RoCE's AckReq bit): the sender's window closed behind it, or it
-/// is a retransmission. Without it, coalescing could hold back the ACK the window waits for.
-pub const ACK_REQ: u32 = u32::MAX - 1;
+/// Flag in a data packet's `Packet::aux`: acknowledge it at once, whatever the receiver's ACK
+/// coalescing (RoCE's AckReq bit): the sender's window closed behind it, or it is a
+/// retransmission. Without it, coalescing could hold back the ACK the window waits for.
+pub const ACK_REQ: u32 = 1 << 31;
+/// The bits of a data packet's `Packet::aux` that hold its path key.
+pub const PATH_KEY_MASK: u32 = ACK_REQ - 1;
 
 impl Packet {
     /// A packet of `kind` for `flow` toward host `dst_host`; every other field zero.
@@ -102,7 +106,11 @@ impl Packet {
             flow,
             dst_host,
             in_port: u32::MAX,
-            sack_idx: NO_SACK,
+            aux: if matches!(kind, PktKind::Data) {
+                0
+            } else {
+                NO_SACK
+            },
             size_bytes: size_bytes as u16,
             payload_bytes: 0,
             hdr: SchemeHdr::default(),

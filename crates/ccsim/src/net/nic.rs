@@ -4,7 +4,8 @@
 //! have passed, it holds credit, and its priority is not paused). When only time holds flows
 //! back, the NIC schedules a wake-up at the earliest such time.
 
-use crate::net::{Packet, PktKind, ACK_REQ};
+use crate::cc::DataOut;
+use crate::net::{Packet, PktKind, ACK_REQ, PATH_KEY_MASK};
 use crate::scenario::config::Scheduler;
 use crate::sim::Event;
 use crate::world::Simulation;
@@ -80,7 +81,8 @@ impl Simulation {
         None
     }
 
-    /// Build flow `fid`'s next data packet: a queued retransmission, else new data.
+    /// Build flow `fid`'s next data packet: a queued retransmission, else new data. The
+    /// sender's pre-transmit hook (`on_send`) may set its scheme header and path key.
     fn make_data_packet(&mut self, fid: u32) -> u32 {
         let now = self.now_ps;
         let f = &mut self.flows[fid as usize];
@@ -92,9 +94,8 @@ impl Simulation {
         (data.seq, data.ts_ps, data.payload_bytes) = (seq, now, payload as u16);
         // Ask for an ACK when this packet closes the window, and on every retransmission.
         if rtx != u64::MAX || seq + payload as u64 - f.snd_una >= f.ctl.window_bytes {
-            data.sack_idx = ACK_REQ;
+            data.aux = ACK_REQ;
         }
-        let pkt = self.pkts.alloc(data);
         if rtx != u64::MAX {
             self.next_retransmission(fid, seq + payload as u64);
         } else {
@@ -107,10 +108,21 @@ impl Simulation {
         if f.ctl.credit_bytes != u64::MAX {
             f.ctl.credit_bytes = f.ctl.credit_bytes.saturating_sub(payload as u64);
         }
-        if self.s.drop.is_some() {
+        if self.s.engine_recovery() {
             self.arm_rto(fid);
         }
-        self.sender_hook(fid, |cc, s, tx| cc.on_send(s, tx, size as u64));
+        let mut out = DataOut {
+            seq,
+            payload_bytes: payload,
+            size_bytes: size,
+            retransmit: rtx != u64::MAX,
+            hdr: data.hdr,
+            path_key: 0,
+        };
+        self.sender_hook(fid, |cc, s, tx| cc.on_send(s, tx, &mut out));
+        data.hdr = out.hdr;
+        data.aux |= out.path_key & PATH_KEY_MASK;
+        let pkt = self.pkts.alloc(data);
         if !self.ctrl_out.is_empty() {
             self.flush_flow_ctrl(false);
         }

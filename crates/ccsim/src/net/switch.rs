@@ -5,40 +5,55 @@
 
 use crate::cc::Verdict;
 use crate::net::mmu::Admit;
-use crate::net::{Packet, PktKind};
+use crate::net::{Packet, PktKind, PATH_KEY_MASK};
 use crate::sim::rng::mix64;
 use crate::world::Simulation;
 
 impl Simulation {
-    /// The egress port switch `si` uses for `flow` toward host `dst`: one of the equal-cost next
-    /// hops, chosen by a per-flow hash (the same choice for every packet of the flow). With
-    /// symmetric ECMP the hash covers the unordered pair of end hosts instead of the flow and
-    /// is the same at every switch of a layer, so the reverse direction retraces the forward
-    /// path.
+    /// The egress port switch `si` uses for packet `p`: one of the equal-cost next hops toward
+    /// its host, chosen by a hash of its flow (the same choice for every packet of the flow),
+    /// and of its path key for data packets of a `path_per_packet` scheme. With symmetric ECMP
+    /// the hash covers the unordered pair of end hosts instead of the flow and is the same at
+    /// every switch of a layer, so the reverse direction retraces the forward path.
     #[inline(always)]
-    pub(crate) fn ecmp_next_hop(&self, si: u32, dst: u32, flow: u32) -> u32 {
-        let hops = self.routes.next_hops(si, dst);
-        match hops.len() {
-            1 => hops[0],
-            _ if self.s.ecmp_symmetric => {
-                let f = &self.flows[flow as usize];
-                self.ecmp_hash(si, hops, flow, (f.src, f.dst))
-            }
-            _ => self.ecmp_hash(si, hops, flow, (0, 0)),
+    pub(crate) fn ecmp_next_hop(&self, si: u32, p: &Packet) -> u32 {
+        let hops = self.routes.next_hops(si, p.dst_host);
+        if hops.len() == 1 {
+            return hops[0];
         }
+        let path = if self.s.path_per_packet && p.kind == PktKind::Data {
+            p.aux & PATH_KEY_MASK
+        } else {
+            0
+        };
+        let ends = if self.s.ecmp_symmetric {
+            let f = &self.flows[p.flow as usize];
+            (f.src, f.dst)
+        } else {
+            (0, 0)
+        };
+        self.ecmp_hash(si, hops, (p.flow, path), ends)
     }
 
-    /// `ecmp_next_hop` for a flow between hosts `ends` that need not exist yet.
+    /// The next hop of a flow between hosts `ends` (that need not exist yet) toward `dst`.
     pub(crate) fn ecmp_route(&self, si: u32, dst: u32, flow: u32, ends: (u32, u32)) -> u32 {
         let hops = self.routes.next_hops(si, dst);
         match hops.len() {
             1 => hops[0],
-            _ => self.ecmp_hash(si, hops, flow, ends),
+            _ => self.ecmp_hash(si, hops, (flow, 0), ends),
         }
     }
 
-    /// `(src, dst)`: the flow's end hosts, read only with symmetric ECMP.
-    fn ecmp_hash(&self, si: u32, hops: &[u32], flow: u32, (src, dst): (u32, u32)) -> u32 {
+    /// `(src, dst)`: the flow's end hosts, read only with symmetric ECMP. A path key of 0 hashes
+    /// as the flow alone.
+    #[inline(always)]
+    fn ecmp_hash(
+        &self,
+        si: u32,
+        hops: &[u32],
+        (flow, path): (u32, u32),
+        (src, dst): (u32, u32),
+    ) -> u32 {
         let key = if self.s.ecmp_symmetric {
             // Every switch of a layer picks the same position among its up-links, so the
             // reverse path climbs through the mirror images of the forward path's switches
@@ -49,6 +64,11 @@ impl Simulation {
         } else {
             flow as u64 ^ (si as u64) << 32
         };
+        let key = if path == 0 {
+            key
+        } else {
+            key ^ mix64(path as u64)
+        };
         hops[(mix64(self.s.ecmp_seed ^ key) % hops.len() as u64) as usize]
     }
 
@@ -58,7 +78,7 @@ impl Simulation {
         let node = self.ports[in_port as usize].node;
         let si = self.switch_index[node as usize];
         let p = self.pkts[pkt];
-        let out = self.ecmp_next_hop(si, p.dst_host, p.flow);
+        let out = self.ecmp_next_hop(si, &p);
         let mut size = p.size_bytes as u64;
         let mut prio = p.prio as usize;
         if prio == 0 {
@@ -70,13 +90,19 @@ impl Simulation {
                 }
                 return;
             }
+            if self.ctrl_queue_full(out) {
+                self.drop_packet(out, pkt);
+                return;
+            }
             self.switches[si as usize].ctrl_bytes += size;
         } else {
             let ack = matches!(p.kind, PktKind::Ack | PktKind::Nack);
             match self.admit(si as usize, in_port, out, (prio, size, ack)) {
                 Admit::Ok => {}
                 Admit::Fatal => return,
-                Admit::Drop if self.s.trim && p.kind == PktKind::Data => {
+                Admit::Drop
+                    if self.s.trim && p.kind == PktKind::Data && !self.ctrl_queue_full(out) =>
+                {
                     self.trim(out, pkt);
                     (size, prio) = (self.pkts[pkt].size_bytes as u64, 0);
                     self.switches[si as usize].ctrl_bytes += size;
@@ -88,17 +114,25 @@ impl Simulation {
             }
         }
         self.pkts[pkt].in_port = in_port;
-        if !self.sw_parts.is_empty() && prio != 0 {
+        if !self.sw_parts.is_empty() && (prio != 0 || self.s.switch_sees_ctrl) {
             let verdict = self.switch_enqueue_hook(out, prio, pkt);
             self.count_ce(out, p.mark, pkt);
             match verdict {
                 Verdict::Enqueue => {}
+                // Priority 0 (a control packet, a trimmed header): not in the shared buffer.
+                Verdict::Drop if prio == 0 => {
+                    self.switches[si as usize].ctrl_bytes -= size;
+                    self.drop_packet(out, pkt);
+                    self.flush_switch_ctrl(out);
+                    return;
+                }
                 Verdict::Drop => {
                     self.release(si as usize, in_port, prio, size);
                     self.drop_packet(out, pkt);
                     self.flush_switch_ctrl(out);
                     return;
                 }
+                Verdict::Trim if prio == 0 => {} // already a header or a control packet
                 Verdict::Trim => {
                     self.release(si as usize, in_port, prio, size);
                     self.trim(out, pkt);
@@ -129,6 +163,14 @@ impl Simulation {
         self.ports[out as usize].trims += 1;
     }
 
+    /// Port `out`'s priority-0 queue is at its limit (`fabric.loss.ctrl_packets`).
+    #[inline]
+    fn ctrl_queue_full(&self, out: u32) -> bool {
+        self.s.drop.is_some_and(|d| {
+            d.ctrl_packets > 0 && self.ports[out as usize].prios[0].len() >= d.ctrl_packets as usize
+        })
+    }
+
     /// Drop packet `pkt` that had no room at egress port `out`.
     fn drop_packet(&mut self, out: u32, pkt: u32) {
         let port = &mut self.ports[out as usize];
@@ -145,12 +187,12 @@ impl Simulation {
         for m in &msgs {
             let f = &self.flows[m.flow as usize];
             let to = if m.to_sender { f.src } else { f.dst };
-            let size = self.s.ack_bytes;
+            let size = self.s.ctrl_size(m.code);
             let mut c = Packet::new(PktKind::Ctrl, m.flow, to, size, 0);
             (c.sub, c.hdr, c.mark, c.ts_ps) = (m.code, m.hdr, m.mark, m.ts_ps);
             let limited = self.is_limited_ctrl(&c);
+            let back = self.ecmp_next_hop(si, &c);
             let cnm = self.pkts.alloc(c);
-            let back = self.ecmp_next_hop(si, to, m.flow);
             if limited {
                 if !self.limited_enqueue(back, cnm) {
                     continue;
@@ -172,6 +214,9 @@ impl Simulation {
             if let Some(pkt) = self.limited_dequeue(pid) {
                 let si = self.switch_index[self.ports[pid as usize].node as usize] as usize;
                 self.switches[si].ctrl_bytes -= self.pkts[pkt].size_bytes as u64;
+                if self.s.switch_sees_ctrl && !self.sw_parts.is_empty() {
+                    self.switch_dequeue_hook(pid, 0, pkt, false);
+                }
                 return Some(pkt);
             }
         }
@@ -184,6 +229,9 @@ impl Simulation {
         let si = self.switch_index[port.node as usize] as usize;
         if prio == 0 {
             self.switches[si].ctrl_bytes -= size;
+            if self.s.switch_sees_ctrl && !self.sw_parts.is_empty() {
+                self.switch_dequeue_hook(pid, 0, pkt, false);
+            }
             return Some(pkt);
         }
         let red_ce = self.red_mark(pid, prio, pkt);

@@ -46,6 +46,7 @@ impl Scenario {
                 rr: 0,
                 wake_at_ps: u64::MAX,
                 timers: Default::default(),
+                inbound: Vec::new(),
             })
             .collect();
         let host_rate: Vec<u64> = hosts
@@ -97,6 +98,7 @@ impl Scenario {
             ctrl_out: Vec::new(),
             s: settings,
             marking_rng: Rng::new(c.seed, stream::MARKING),
+            scheme_rng: Rng::new(c.seed, stream::SCHEME),
             ints: Vec::new(),
             metrics: Metrics::default(),
             stop_ps,
@@ -233,6 +235,9 @@ impl Scenario {
             queue_packets: l.queue_packets.unwrap_or(0),
             queue_bytes: l.queue_bytes.map_or(0, |b| b.0),
             alpha: l.alpha.unwrap_or(0.0),
+            port_packets: l.port_packets.unwrap_or(0),
+            port_bytes: l.port_bytes.map_or(0, |b| b.0),
+            ctrl_packets: l.ctrl_packets.unwrap_or(0),
         });
         // The scheme's own header (INT, timestamp) rides on every data packet and ACK.
         Ok(Settings {
@@ -270,6 +275,11 @@ impl Scenario {
             drop,
             trim: info.trim,
             recovery: h.recovery.clone().unwrap_or_default(),
+            own_recovery: info.own_recovery,
+            path_per_packet: info.path_per_packet,
+            inbound_flows: info.inbound_flows,
+            switch_sees_ctrl: info.switch_sees_ctrl,
+            ctrl_bytes: info.ctrl_bytes,
         })
     }
 
@@ -486,7 +496,7 @@ impl Scenario {
         host_rate: &[u64],
     ) -> Result<(), ScenarioError> {
         let h = &self.cfg.host;
-        let irn = sim.s.drop.is_some() && sim.s.recovery.mode == RecoveryMode::Irn;
+        let irn = sim.s.engine_recovery() && sim.s.recovery.mode == RecoveryMode::Irn;
         let mut base_rtt_ps = 0;
         let mut window = h.window.map_or(u64::MAX, |w| w.0);
         if sim.s.int_enabled || info.base_rtt == BaseRtt::Fabric || irn {
@@ -529,6 +539,10 @@ impl Scenario {
                     1 + classes.iter().take_while(|b| size >= b.0).count() as u8
                 }
             };
+            if sim.s.own_recovery {
+                fl.loss.resend = Some(Box::default());
+                fl.ooo = Some(Box::default());
+            }
             if irn {
                 fl.loss.irn = Some(Box::default());
                 fl.ooo = Some(Box::default());

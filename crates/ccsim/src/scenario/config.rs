@@ -214,6 +214,17 @@ pub struct LossCfg {
     /// Dynamic threshold factor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// Drop-tail limit per egress port, all priorities together, in packets (a shallow switch
+    /// with a port-wide buffer: Homa's 8 priorities still share one port's packets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_packets: Option<u32>,
+    /// Drop-tail limit per egress port, all priorities together, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_bytes: Option<Size>,
+    /// Limit of each port's priority-0 queue (trimmed headers, control packets) in packets;
+    /// beyond it they are dropped. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctrl_packets: Option<u32>,
 }
 
 /// How hosts recover lost packets on a lossy fabric.

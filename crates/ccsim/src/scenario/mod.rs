@@ -317,6 +317,9 @@ fn resolve_fabric_mode(
         queue_packets: None,
         queue_bytes: None,
         alpha: None,
+        port_packets: None,
+        port_bytes: None,
+        ctrl_packets: None,
     });
     match loss.mode {
         DropMode::DropTail => {
@@ -326,19 +329,31 @@ fn resolve_fabric_mode(
                     "applies only to mode = \"dynamic\"; drop-tail takes queue_packets or queue_bytes",
                 ));
             }
-            if loss.queue_packets.unwrap_or(0) == 0 && loss.queue_bytes.is_none_or(|b| b.0 == 0) {
+            let none = |n: Option<u32>, b: Option<units::Size>| {
+                n.unwrap_or(0) == 0 && b.is_none_or(|b| b.0 == 0)
+            };
+            if none(loss.queue_packets, loss.queue_bytes)
+                && none(loss.port_packets, loss.port_bytes)
+            {
                 return Err(ScenarioError::new(
                     "fabric.loss.queue_packets",
-                    "drop-tail needs a limit > 0: set queue_packets (e.g. 128) or queue_bytes",
+                    "drop-tail needs a limit > 0: set queue_packets (e.g. 128), queue_bytes, port_packets or port_bytes",
                 ));
             }
         }
         DropMode::Dynamic => {
-            if loss.queue_packets.is_some() || loss.queue_bytes.is_some() {
-                return Err(ScenarioError::new(
-                    "fabric.loss.queue_packets",
-                    "applies only to mode = \"drop_tail\"; the dynamic mode takes alpha",
-                ));
+            for (field, set) in [
+                ("queue_packets", loss.queue_packets.is_some()),
+                ("queue_bytes", loss.queue_bytes.is_some()),
+                ("port_packets", loss.port_packets.is_some()),
+                ("port_bytes", loss.port_bytes.is_some()),
+            ] {
+                if set {
+                    return Err(ScenarioError::new(
+                        &format!("fabric.loss.{field}"),
+                        "applies only to mode = \"drop_tail\"; the dynamic mode takes alpha",
+                    ));
+                }
             }
             let a = *loss.alpha.get_or_insert(1.0);
             if !(a > 0.0 && a.is_finite()) {

@@ -65,4 +65,6 @@ pub mod stream {
     pub const WORKLOAD: u64 = 1;
     pub const MARKING: u64 = 2;
     pub const ECMP: u64 = 3;
+    /// Sender, receiver and host hooks of a scheme (`cc::Tx::rng`).
+    pub const SCHEME: u64 = 4;
 }

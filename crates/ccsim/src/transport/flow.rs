@@ -5,9 +5,10 @@
 //! ask for leave right after them.
 
 use crate::cc::{
-    AckInfo, CcParams, CtrlInfo, DataInfo, HostRxStates, ReceiverStates, Rx, SenderStates, Tx,
+    AckInfo, CcParams, CtrlInfo, DataInfo, HostRxStates, InboundFlow, ReceiverStates, Rx, RxHost,
+    SenderStates, Tx,
 };
-use crate::net::{Mark, Packet, PktKind, ACK_REQ, SACK_TRIMMED};
+use crate::net::{Mark, Packet, PktKind, ACK_REQ, NO_SACK, SACK_TRIMMED};
 use crate::sim::Event;
 use crate::world::Simulation;
 
@@ -31,7 +32,8 @@ impl Simulation {
         hook: impl FnOnce(&CcParams, &mut SenderStates, &mut Tx),
     ) {
         let f = &mut self.flows[fid as usize];
-        let mut tx = Tx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out);
+        let rng = &mut self.scheme_rng;
+        let mut tx = Tx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out, rng);
         hook(&self.cc, &mut self.senders, &mut tx);
     }
 
@@ -42,10 +44,46 @@ impl Simulation {
         hook: impl FnOnce(&CcParams, &mut ReceiverStates, &mut HostRxStates, &mut Rx),
     ) {
         let f = &mut self.flows[fid as usize];
-        let host = f.dst as usize;
-        let mut rx = Rx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out)
-            .with_host_timers(&mut self.hosts[host].timers);
+        let h = &mut self.hosts[f.dst as usize];
+        let host = RxHost {
+            timers: &mut h.timers,
+            inbound: &h.inbound,
+        };
+        let rng = &mut self.scheme_rng;
+        let mut rx =
+            Rx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out, rng).with_host(host);
         hook(&self.cc, &mut self.receivers, &mut self.host_rx, &mut rx);
+    }
+
+    /// Keep flow `fid` in its receiving host's inbound list (`Settings::inbound_flows`): listed
+    /// at its first packet there, its bytes received kept current, removed once all arrived.
+    fn update_inbound(&mut self, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        let inbound = &mut self.hosts[f.dst as usize].inbound;
+        let done = f.rcv_nxt >= f.size_bytes;
+        match (f.rx_slot, done) {
+            (u32::MAX, true) => {}
+            (u32::MAX, false) => {
+                f.rx_slot = inbound.len() as u32;
+                inbound.push(InboundFlow {
+                    flow: fid,
+                    src: f.src,
+                    size_bytes: f.size_bytes,
+                    received_bytes: f.rcv_nxt,
+                });
+            }
+            (slot, false) => {
+                let e = &mut inbound[slot as usize];
+                (e.size_bytes, e.received_bytes) = (f.size_bytes, f.rcv_nxt);
+            }
+            (slot, true) => {
+                f.rx_slot = u32::MAX;
+                inbound.swap_remove(slot as usize);
+                if let Some(moved) = inbound.get(slot as usize) {
+                    self.flows[moved.flow as usize].rx_slot = slot;
+                }
+            }
+        }
     }
 
     /// Send the control packets a sender or receiver hook asked for, from the host at the
@@ -59,13 +97,8 @@ impl Simulation {
             } else {
                 (f.src, f.dst)
             };
-            let mut c = Packet::new(
-                PktKind::Ctrl,
-                m.flow,
-                to,
-                self.s.ack_bytes,
-                self.s.ack_priority,
-            );
+            let size = self.s.ctrl_size(m.code);
+            let mut c = Packet::new(PktKind::Ctrl, m.flow, to, size, self.s.ack_priority);
             (c.sub, c.hdr, c.mark, c.ts_ps) = (m.code, m.hdr, m.mark, m.ts_ps);
             self.ports[self.hosts[from as usize].port as usize].ctrl_sent += 1;
             self.send_control(from, c, kick);
@@ -205,6 +238,9 @@ impl Simulation {
                 self.deliver_held(fid);
             }
         }
+        if self.s.inbound_flows {
+            self.update_inbound(fid);
+        }
         if self.s.has_receiver {
             let info = DataInfo {
                 seq: p.seq,
@@ -223,7 +259,7 @@ impl Simulation {
         let idx = (p.seq / self.s.mtu_payload_bytes as u64) as u32;
         let reply = if in_order {
             let last = !f.long_lived && f.rcv_nxt >= f.size_bytes;
-            if f.rx_since_ack >= self.s.ack_every_packets || last || p.sack_idx == ACK_REQ {
+            if f.rx_since_ack >= self.s.ack_every_packets || last || p.aux & ACK_REQ != 0 {
                 let mark = f.mark_since_ack;
                 f.rx_since_ack = 0;
                 f.mark_since_ack = Mark::None;
@@ -239,7 +275,7 @@ impl Simulation {
             }
         } else if trimmed {
             let mut nack = self.reply(fid, PktKind::Nack, rcv_nxt, p.mark, p.ts_ps);
-            nack.sack_idx = idx | SACK_TRIMMED;
+            nack.aux = idx | SACK_TRIMMED;
             Some(nack)
         } else if p.seq > rcv_nxt {
             if let Some(ooo) = &mut f.ooo {
@@ -248,7 +284,7 @@ impl Simulation {
                 ooo.held.insert(idx as u64);
                 let kind = if dup { PktKind::Ack } else { PktKind::Nack };
                 let mut r = self.reply(fid, kind, rcv_nxt, p.mark, p.ts_ps);
-                r.sack_idx = idx;
+                r.aux = idx;
                 Some(r)
             } else if now >= f.nack_ok_ps || f.last_nack_seq != rcv_nxt {
                 f.nack_ok_ps = now + self.s.nack_interval_ps;
@@ -320,7 +356,9 @@ impl Simulation {
             f.snd_una = p.seq;
         }
         let nack = p.kind == PktKind::Nack;
-        if self.s.drop.is_some() {
+        if self.s.own_recovery {
+            self.skip_acked_resends(fid);
+        } else if self.s.drop.is_some() {
             self.recover(fid, p, newly);
         } else if nack && f.snd_nxt > p.seq {
             f.snd_nxt = p.seq; // go-back-N
@@ -342,9 +380,13 @@ impl Simulation {
             rtt_ps: now - p.ts_ps,
             hdr: p.hdr,
             int,
+            sack_seq: (p.aux != NO_SACK)
+                .then(|| (p.aux & !SACK_TRIMMED) as u64 * self.s.mtu_payload_bytes as u64),
+            trimmed: p.aux != NO_SACK && p.aux & SACK_TRIMMED != 0,
         };
         let f = &mut self.flows[fid as usize];
-        let mut tx = Tx::new(now, fid, f, &mut self.q, &mut self.ctrl_out);
+        let rng = &mut self.scheme_rng;
+        let mut tx = Tx::new(now, fid, f, &mut self.q, &mut self.ctrl_out, rng);
         self.cc.on_ack(&mut self.senders, &mut tx, &ack);
         self.after_sender_feedback(fid);
     }
@@ -373,6 +415,9 @@ impl Simulation {
         };
         let f = &self.flows[fid as usize];
         if p.dst_host != f.src {
+            if self.s.inbound_flows {
+                self.update_inbound(fid);
+            }
             self.receiver_hook(fid, |cc, s, h, rx| cc.on_receiver_ctrl(s, h, rx, &c));
             if !self.ctrl_out.is_empty() {
                 self.flush_flow_ctrl(true);
@@ -389,19 +434,23 @@ impl Simulation {
     /// A sender timer fired: restart the NIC if the hook opened a gate that may let the flow
     /// send sooner (window, halt, credit, pacing clock).
     pub(crate) fn sender_timer(&mut self, fid: u32, kind: u8) {
-        let c = &self.flows[fid as usize].ctl;
+        let f = &self.flows[fid as usize];
+        let c = &f.ctl;
         let before = (
             c.window_bytes,
             c.hold_until_ps,
             c.credit_bytes,
             c.next_avail_ps,
+            f.rtx_seq,
         );
         self.sender_hook(fid, |cc, s, tx| cc.on_sender_timer(s, tx, kind));
-        let c = &self.flows[fid as usize].ctl;
+        let f = &self.flows[fid as usize];
+        let c = &f.ctl;
         if c.window_bytes > before.0
             || c.hold_until_ps < before.1
             || c.credit_bytes > before.2
             || c.next_avail_ps < before.3
+            || f.rtx_seq != before.4
         {
             self.wake_sender(fid);
         }

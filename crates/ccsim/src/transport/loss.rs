@@ -82,6 +82,9 @@ pub struct TxLoss {
     pub timeouts: u64,
     /// IRN state (None: go-back-N).
     pub irn: Option<Box<IrnTx>>,
+    /// Packets (first bytes) the scheme asked to send again after `rtx_seq`, in order
+    /// (`SchemeInfo::own_recovery` only; None otherwise).
+    pub resend: Option<Box<VecDeque<u64>>>,
 }
 
 impl Default for TxLoss {
@@ -92,6 +95,7 @@ impl Default for TxLoss {
             rto_deadline_ps: u64::MAX,
             timeouts: 0,
             irn: None,
+            resend: None,
         }
     }
 }
@@ -165,9 +169,9 @@ impl Simulation {
         let mut rearm = false;
         if let Some(irn) = &mut f.loss.irn {
             irn.on_cum_ack(f.snd_una, mtu);
-            if p.sack_idx != NO_SACK {
-                let idx = (p.sack_idx & !SACK_TRIMMED) as u64;
-                if p.sack_idx & SACK_TRIMMED == 0 {
+            if p.aux != NO_SACK {
+                let idx = (p.aux & !SACK_TRIMMED) as u64;
+                if p.aux & SACK_TRIMMED == 0 {
                     irn.sacked.insert(idx);
                 }
                 if nack {
@@ -258,17 +262,33 @@ impl Simulation {
         self.wake_sender(fid);
     }
 
-    /// Flow `fid` just retransmitted the bytes below `after`: queue its next retransmission.
+    /// Flow `fid` just retransmitted the bytes below `after`: queue its next retransmission
+    /// (IRN's next unsacked packet, or the next one the scheme asked for).
     pub(crate) fn next_retransmission(&mut self, fid: u32, after: u64) {
         let mtu = self.s.mtu_payload_bytes as u64;
         let f = &mut self.flows[fid as usize];
-        let irn = f
-            .loss
-            .irn
-            .as_mut()
-            .expect("only IRN queues retransmissions");
-        irn.rtx_cursor = after;
-        f.rtx_seq = irn.next_rtx(f.snd_una, mtu);
+        if let Some(irn) = &mut f.loss.irn {
+            irn.rtx_cursor = after;
+            f.rtx_seq = irn.next_rtx(f.snd_una, mtu);
+            return;
+        }
+        f.rtx_seq = u64::MAX;
+        self.skip_acked_resends(fid);
+    }
+
+    /// A scheme's own recovery: drop requested resends the cumulative ACK has since covered.
+    pub(crate) fn skip_acked_resends(&mut self, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        let q = f.loss.resend.as_mut().expect("own recovery");
+        while f.rtx_seq == u64::MAX || f.rtx_seq < f.snd_una {
+            f.rtx_seq = match q.pop_front() {
+                Some(seq) => seq,
+                None => {
+                    f.rtx_seq = u64::MAX;
+                    break;
+                }
+            };
+        }
     }
 }
 

@@ -99,6 +99,8 @@ pub struct Flow {
     pub finish_ps: u64,
     pub ideal_fct_ps: u64,
     pub sampled_acked: u64,
+    /// Index in the receiving host's inbound list (u32::MAX: not listed).
+    pub rx_slot: u32,
 }
 
 impl Flow {
@@ -151,6 +153,7 @@ impl Flow {
             ooo: None,
             ideal_fct_ps: 0,
             sampled_acked: 0,
+            rx_slot: u32::MAX,
         }
     }
 
