@@ -1,13 +1,16 @@
 //! ccsim: a packet-level discrete-event simulator for datacenter transport and congestion
 //! control, built for lossless (PFC) Ethernet first.
 //!
-//! Layers, bottom up: `sim` (time, events, RNG) -> `net` (packets, ports, switches, NICs) ->
-//! `transport` (reliable flows) -> `cc` (one file per scheme) ; `topo` and `workload` describe
-//! what to simulate, `scenario` turns a TOML file into a `Simulation`, `metrics` turns a finished
-//! run into tables and a summary. One run is single-threaded and deterministic.
+//! Layers, bottom up (each imports only below it; `docs/design.md` has the map and
+//! `tests/layers.rs` checks it): `sim` (time, units, input errors, events, RNG) -> `net`
+//! (packets, ports, buffers) and `topo` -> `transport` (reliable flows) and `workload` -> `cc`
+//! (the scheme interface, one file per scheme) and `metrics` (result records) -> `engine` (the
+//! `Simulation`, its run loop and handlers) -> `scenario` (a TOML file -> a `Simulation`). One
+//! run is single-threaded and deterministic.
 
 pub mod bench;
 pub mod cc;
+pub mod engine;
 pub mod metrics;
 pub mod net;
 pub mod scenario;
@@ -15,11 +18,10 @@ pub mod sim;
 pub mod topo;
 pub mod transport;
 pub mod workload;
-pub mod world;
 
+pub use engine::{SimError, Simulation};
 pub use metrics::Results;
 pub use scenario::{Scenario, ScenarioError};
-pub use world::{SimError, Simulation};
 
 /// Load, build and run a scenario to completion (convenience for Rust users and tests).
 pub fn run_scenario(

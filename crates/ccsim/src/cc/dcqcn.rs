@@ -33,7 +33,7 @@ use super::{
     Tx,
 };
 use crate::net::{Mark, SchemeHdr};
-use crate::scenario::units::{Rate, Size, Time};
+use crate::sim::quantity::{Rate, Size, Time};
 use crate::sim::{PS_PER_NS, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
@@ -75,9 +75,9 @@ impl Scheme for Dcqcn {
             DcqcnParams::hpcc_sim()
         }
     }
-    fn check(_: &str, p: &DcqcnParams) -> Result<(), crate::scenario::ScenarioError> {
+    fn check(_: &str, p: &DcqcnParams) -> Result<(), crate::sim::input::ScenarioError> {
         match p.tcd {
-            Some(_) => Err(crate::scenario::ScenarioError::new(
+            Some(_) => Err(crate::sim::input::ScenarioError::new(
                 "cc.params.tcd",
                 "only dcqcn_tcd runs TCD; use scheme = \"dcqcn_tcd\" or remove it",
             )),
@@ -173,9 +173,9 @@ impl DcqcnParams {
 }
 
 impl Params for DcqcnParams {
-    fn validate(&self) -> Result<(), crate::scenario::ScenarioError> {
+    fn validate(&self) -> Result<(), crate::sim::input::ScenarioError> {
         let e = |f: &str, m: &str| {
-            Err(crate::scenario::ScenarioError::new(
+            Err(crate::sim::input::ScenarioError::new(
                 &format!("cc.params.{f}"),
                 m,
             ))

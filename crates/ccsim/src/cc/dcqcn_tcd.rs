@@ -21,7 +21,7 @@
 use super::dcqcn::{DcqcnNp, DcqcnParams, DcqcnRp};
 use super::tcd::{TcdParams, TcdPort, WithTcd};
 use super::{FabricMode, Scheme, SchemeInfo};
-use crate::scenario::ScenarioError;
+use crate::sim::input::ScenarioError;
 
 /// The scheme type of `dcqcn_tcd`.
 pub struct DcqcnTcd;

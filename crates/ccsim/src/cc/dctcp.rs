@@ -19,8 +19,8 @@
 
 use super::{scaled_window, AckInfo, EcnDefaults, Params, Scheme, SchemeInfo, SenderPart, Tx};
 use crate::net::Mark;
-use crate::scenario::units::{Rate, Size};
-use crate::scenario::ScenarioError;
+use crate::sim::quantity::{Rate, Size};
+use crate::sim::input::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// The scheme type of `dctcp`.

@@ -4,7 +4,7 @@
 //! implemented by the HPCC ns-3 simulator (rdma-hw.cc `UpdateRateHp`, `MULTI_RATE 0`,
 //! `SAMPLE_FEEDBACK 0`, `FAST_REACT 1`; switch-node.cc `SwitchNotifyDequeue`), the HPCC baseline
 //! of the ACC and RCC papers. The switch half (one `IntHop` per egress port as a data packet
-//! leaves it: time, bytes sent so far, queue length, link rate) lives in `net::switch`.
+//! leaves it: time, bytes sent so far, queue length, link rate) lives in `engine::switch`.
 //!
 //! Per ACK, for every hop i with records from this and the previous ACK (tau = time delta):
 //!   u_i = tx_rate_i / B_i + min(qlen_i, prev_qlen_i) / (B_i T)      (normalized inflight)
@@ -28,8 +28,8 @@
 
 use super::{AckInfo, DataOut, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx};
 use crate::net::{IntHop, Packet, PktKind, Port, MAX_INT_HOPS};
-use crate::scenario::units::{Rate, Size};
-use crate::scenario::ScenarioError;
+use crate::sim::quantity::{Rate, Size};
+use crate::sim::input::ScenarioError;
 use serde::{Deserialize, Serialize};
 
 /// The scheme type of `hpcc`.

@@ -47,8 +47,8 @@ use super::{
     SwitchPart, Tx,
 };
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr, NUM_PRIO};
-use crate::scenario::units::{Rate, Time};
-use crate::scenario::ScenarioError;
+use crate::sim::quantity::{Rate, Time};
+use crate::sim::input::ScenarioError;
 use crate::sim::PS_PER_US;
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,5 @@
 //! QCN (IEEE 802.1Qau): congestion point (switch egress queue) and reaction point (source rate
-//! limiter). The switch half is called from `net::switch` as a data packet is enqueued.
+//! limiter). The switch half is called from `engine::switch` as a data packet is enqueued.
 //!
 //! Source: Alizadeh, Atikoglu, Kabbani, Lakshmikantha, Pan, Prabhakar, Seaman, "Data Center
 //! Transport Mechanisms: Congestion Control Theory and IEEE Standardization", Allerton 2008, and
@@ -29,8 +29,8 @@
 
 use super::{CtrlInfo, DataOut, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx, Verdict};
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
-use crate::scenario::units::{Rate, Size, Time};
-use crate::scenario::ScenarioError;
+use crate::sim::quantity::{Rate, Size, Time};
+use crate::sim::input::ScenarioError;
 use crate::sim::PS_PER_US;
 use serde::{Deserialize, Serialize};
 

@@ -79,8 +79,8 @@
 use super::{AckInfo, BaseRtt, DataInfo, FabricMode, Params, ReceiverPart, Rx, Scheme};
 use super::{SchemeInfo, SenderPart, Tx};
 use crate::net::SchemeHdr;
-use crate::scenario::units::Time;
-use crate::scenario::ScenarioError;
+use crate::sim::quantity::Time;
+use crate::sim::input::ScenarioError;
 use crate::sim::rng::mix64;
 use crate::sim::PS_PER_S;
 use serde::{Deserialize, Serialize};

@@ -36,8 +36,8 @@
 
 use super::{Sw, SwitchPart};
 use crate::net::{Mark, Packet, PktKind, Port, NUM_PRIO};
-use crate::scenario::units::{Size, Time};
-use crate::scenario::ScenarioError;
+use crate::sim::input::ScenarioError;
+use crate::sim::quantity::{Size, Time};
 use crate::sim::PS_PER_US;
 use serde::{Deserialize, Serialize};
 

@@ -18,7 +18,7 @@ use super::{
     SenderPart, Sw, SwitchPart, Tx,
 };
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
-use crate::scenario::units::Time;
+use crate::sim::quantity::Time;
 use serde::{Deserialize, Serialize};
 
 pub struct Probe;

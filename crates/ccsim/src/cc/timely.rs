@@ -22,8 +22,8 @@
 use super::tcd::{TcdParams, Victims};
 use super::{AckInfo, Params, Scheme, SchemeInfo, SenderPart, Tx};
 use crate::net::Mark;
-use crate::scenario::units::{Rate, Time};
-use crate::scenario::ScenarioError;
+use crate::sim::quantity::{Rate, Time};
+use crate::sim::input::ScenarioError;
 use crate::sim::PS_PER_US;
 use serde::{Deserialize, Serialize};
 

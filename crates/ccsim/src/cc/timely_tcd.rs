@@ -17,7 +17,7 @@
 use super::tcd::{TcdParams, TcdPort, WithTcd};
 use super::timely::{TimelyParams, TimelySender, TS_HEADER_BYTES};
 use super::{FabricMode, Scheme, SchemeInfo};
-use crate::scenario::ScenarioError;
+use crate::sim::input::ScenarioError;
 
 /// The scheme type of `timely_tcd`.
 pub struct TimelyTcd;

@@ -1,13 +1,12 @@
 //! Network elements: packets in an arena (moved by index, never allocated per packet in steady
 //! state), full-duplex ports with 8 priority queues and PFC pause state, and the switch buffer
-//! (MMU). Forwarding logic lives in `switch.rs` (switches) and `nic.rs` (host NICs).
+//! (MMU) state. Forwarding, admission and the NIC act on the whole simulation and live in
+//! `engine`.
 
-pub mod marking;
+pub mod config;
 pub mod mmu;
-pub mod nic;
 pub mod pfc;
 pub mod sched;
-pub mod switch;
 
 use std::collections::VecDeque;
 

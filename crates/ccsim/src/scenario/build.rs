@@ -5,6 +5,7 @@
 use super::config::{BaseRttBytes, IdealFct, RecoveryMode, TxTime};
 use super::{Scenario, ScenarioError};
 use crate::cc::BaseRtt;
+use crate::engine::{DropPolicy, HostState, Settings, Simulation};
 use crate::metrics::{Metrics, Results};
 use crate::net::mmu::BufferState;
 use crate::net::{Arena, Port};
@@ -13,7 +14,6 @@ use crate::sim::{tx_time_ps, EventQueue, Rng};
 use crate::topo::{Layer, Routes, Topology};
 use crate::transport::{Flow, PathBase};
 use crate::workload::{generate, FlowSpec};
-use crate::world::{DropPolicy, HostState, Settings, Simulation};
 
 /// The fabric's ports and per-node port lists, built from the topology's links.
 struct Fabric {
@@ -474,7 +474,8 @@ impl Scenario {
         let Some(v) = self.cc_params.to_table().remove("min_rate") else {
             return Ok(());
         };
-        let min_rate: super::units::Rate = v.try_into().expect("min_rate serializes as a rate");
+        let min_rate: crate::sim::quantity::Rate =
+            v.try_into().expect("min_rate serializes as a rate");
         match host_rate.iter().enumerate().find(|&(_, &r)| r < min_rate.0) {
             Some((h, &r)) => Err(ScenarioError::new(
                 "cc.params.min_rate",
@@ -582,7 +583,10 @@ impl Scenario {
         sim: &mut Simulation,
         field: &str,
         (interval_ps, per_sample): (u64, usize),
-        (start, stop): (Option<super::units::Time>, Option<super::units::Time>),
+        (start, stop): (
+            Option<crate::sim::quantity::Time>,
+            Option<crate::sim::quantity::Time>,
+        ),
         first_sample: crate::sim::Event,
     ) -> Result<(u64, u64), ScenarioError> {
         const MAX_SAMPLES: f64 = 1e8;

@@ -1,8 +1,14 @@
 //! The scenario file, as typed serde structs with documented defaults. Every struct denies
 //! unknown keys, so a typo is an error that names the key, never a silently ignored setting.
 
-use super::units::{Rate, Size, Time};
+use crate::sim::quantity::{Rate, Size, Time};
 use serde::{Deserialize, Serialize};
+
+// The layers' own settings, assembled here.
+pub use crate::net::config::{DropMode, PfcMode, Scheduler};
+pub use crate::topo::config::{LinkCfg, TopologyCfg};
+pub use crate::transport::loss::{Recovery, RecoveryMode};
+pub use crate::workload::config::{HostSet, SenderCount, WorkloadCfg};
 
 fn one() -> u64 {
     1
@@ -92,68 +98,6 @@ pub enum BaseRttBytes {
     Payload,
 }
 
-/// A link's rate and one-way propagation delay.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkCfg {
-    pub rate: Rate,
-    pub delay: Time,
-}
-
-/// Topology, selected by `kind`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TopologyCfg {
-    /// N hosts on one switch.
-    Star { hosts: u32, link: LinkCfg },
-    /// Two switches joined by one bottleneck link, hosts on each side.
-    Dumbbell {
-        left_hosts: u32,
-        right_hosts: u32,
-        host_link: LinkCfg,
-        bottleneck: LinkCfg,
-    },
-    /// Two-tier Clos: every leaf connects to every spine.
-    LeafSpine {
-        leaves: u32,
-        spines: u32,
-        hosts_per_leaf: u32,
-        host_link: LinkCfg,
-        fabric_link: LinkCfg,
-    },
-    /// Three-tier fat-tree. Give `k` for the classic k-ary fat-tree, or the explicit shape
-    /// (`pods`, `tors_per_pod`, `aggs_per_pod`, `cores`, `hosts_per_tor`), e.g. the ACC/RCC
-    /// fabric: 5 pods x (4 ToR + 4 agg), 16 cores, 16 hosts per ToR = 320 hosts.
-    FatTree {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        k: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pods: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        tors_per_pod: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        aggs_per_pod: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cores: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        hosts_per_tor: Option<u32>,
-        host_link: LinkCfg,
-        fabric_link: LinkCfg,
-    },
-    /// The chain of ACC Figure 1(a): S0,S1 -> SW1 -> SW2 -> SW3 -> SW4; R0, R1 and the burst
-    /// senders H1..HN on SW4. F0 (S0 -> R0) shares P1-P3 (SW1 -> SW2 -> SW3 -> SW4) with F1
-    /// (S1 -> R1) but not P4 = SW4 -> R1, the congestion root (ACC sections 3.3 and 6.3).
-    Chain { bursts: u32, link: LinkCfg },
-    /// The parking lot of PCN Figure 19(a): switches sw0..swN in a line, bottleneck link i from
-    /// sw(i-1) to swi. F0 (h0 -> h1) crosses all N links: h0 on sw0, h1 on swN; flow i
-    /// (h(2i) -> h(2i+1)) crosses link i only: h(2i) on sw(i-1), h(2i+1) on swi.
-    ParkingLot { bottlenecks: u32, link: LinkCfg },
-    /// ccsim's own topology file (TOML with `[[node]]` and `[[link]]`).
-    File { path: String },
-    /// A topology file of the HPCC ns-3 simulator.
-    Hpcc { path: String },
-}
-
 /// Switch fabric: buffer, PFC, ECN, scheduling and priorities.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -190,16 +134,6 @@ pub struct FabricCfg {
     pub ecmp_symmetric: bool,
 }
 
-/// What a lossy switch does with a packet that finds no room.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum DropMode {
-    /// Drop when the egress queue holds `queue_packets` packets or `queue_bytes` bytes.
-    DropTail,
-    /// Drop when the egress queue would exceed `alpha` x the free shared buffer.
-    Dynamic,
-}
-
 /// Drop policy of a lossy fabric.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -227,44 +161,6 @@ pub struct LossCfg {
     pub ctrl_packets: Option<u32>,
 }
 
-/// How hosts recover lost packets on a lossy fabric.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum RecoveryMode {
-    /// Go-back-N on NACK and on a retransmission timeout (RoCE's default).
-    GoBackN,
-    /// IRN selective retransmission (Mittal et al., SIGCOMM 2018).
-    Irn,
-}
-
-/// Host loss recovery (`[host.recovery]`, lossy fabric only).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Recovery {
-    pub mode: RecoveryMode,
-    /// Go-back-N retransmission timeout.
-    pub rto: Time,
-    /// IRN: timeout while at most `rto_low_packets` packets are in flight.
-    pub rto_low: Time,
-    /// IRN: timeout otherwise.
-    pub rto_high: Time,
-    pub rto_low_packets: u32,
-}
-
-impl Default for Recovery {
-    /// Go-back-N with IRN's RTO_high as its timeout, so the two compare on equal terms; IRN's
-    /// values from its paper (RTO_low 100 us for N = 3 packets, RTO_high 320 us).
-    fn default() -> Self {
-        Recovery {
-            mode: RecoveryMode::GoBackN,
-            rto: Time(320 * crate::sim::PS_PER_US),
-            rto_low: Time(100 * crate::sim::PS_PER_US),
-            rto_high: Time(320 * crate::sim::PS_PER_US),
-            rto_low_packets: 3,
-        }
-    }
-}
-
 impl Default for FabricCfg {
     fn default() -> Self {
         FabricCfg {
@@ -280,24 +176,6 @@ impl Default for FabricCfg {
             ecmp_symmetric: false,
         }
     }
-}
-
-/// Egress scheduling discipline.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Scheduler {
-    Rr,
-    Strict,
-}
-
-/// PFC XOFF threshold mode.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum PfcMode {
-    /// Pause when an ingress queue reaches `xoff`.
-    Static,
-    /// Pause when an ingress queue reaches `alpha` x the free shared buffer.
-    Dynamic,
 }
 
 /// Priority flow control.
@@ -447,90 +325,6 @@ impl Default for CcCfg {
             params: toml::Table::new(),
         }
     }
-}
-
-/// Which hosts a generator may use.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(untagged)]
-pub enum HostSet {
-    /// "all", or "A..B": hosts A to B, both included.
-    All(String),
-    /// Explicit host ids.
-    List(Vec<u32>),
-}
-
-impl Default for HostSet {
-    fn default() -> Self {
-        HostSet::All("all".into())
-    }
-}
-
-/// How many senders an incast has: a number, or "A..B" (drawn uniformly per incast).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(untagged)]
-pub enum SenderCount {
-    Fixed(u32),
-    Range(String),
-}
-
-/// A traffic generator, selected by `kind`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum WorkloadCfg {
-    /// Poisson arrivals per host sized to `load` of the host link, sizes from a CDF, random
-    /// destination among the other hosts (the HPCC simulator's traffic generator).
-    Poisson {
-        /// Built-in name (websearch, fb_hadoop, cache_follower, web_server, data_mining, pcn_w1,
-        /// pcn_w2) or a path.
-        cdf: String,
-        load: f64,
-        #[serde(default)]
-        start: Time,
-        /// End of the arrival window.
-        stop: Time,
-        #[serde(default)]
-        hosts: HostSet,
-    },
-    /// N senders send one size each to one receiver: once at `at`, every `every` from `start`
-    /// to `stop`, or (with `load`) as a Poisson process whose incast bytes add `load` of the
-    /// total link capacity of `hosts`.
-    Incast {
-        /// A number, or "A..B" for a count drawn uniformly per incast (PCN's in-cast ratio).
-        senders: SenderCount,
-        /// Every sender's flow size: a fixed `size`, or one drawn per sender from `cdf`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        size: Option<Size>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cdf: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        receiver: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        at: Option<Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        every: Option<Time>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        load: Option<f64>,
-        #[serde(default)]
-        start: Time,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        stop: Option<Time>,
-        #[serde(default)]
-        hosts: HostSet,
-    },
-    /// Long-lived flows between host pairs, from `start` until `stop` (or the end of the run).
-    LongLived {
-        pairs: Vec<[u32; 2]>,
-        #[serde(default)]
-        start: Time,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        stop: Option<Time>,
-        /// A rate limiter at the sender: the flows never send faster (see `FlowCfg::rate`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        rate: Option<Rate>,
-    },
-    /// A flow file of the HPCC simulator: first line the count, then
-    /// `src dst priority dport size_bytes start_seconds`.
-    FlowFile { path: String },
 }
 
 /// One explicit flow. Without `size` it is long-lived until `stop` (or the end of the run).

@@ -1,13 +1,17 @@
-//! Simulation core: integer-picosecond time and unit parsing, the deterministic event queue,
-//! seeded RNG streams and the binaries' allocator. Nothing here knows about packets or networks.
+//! Simulation core, the bottom layer: integer-picosecond time, unit parsing and the serde
+//! quantities (`Time`, `Rate`, `Size`), the input error type and TOML value helpers, the
+//! deterministic event queue and timer epochs, seeded RNG streams and the binaries' allocator.
+//! Nothing here knows about packets or networks.
 
 pub mod alloc;
+pub mod input;
 pub mod interrupt;
+pub mod quantity;
 pub mod queue;
 pub mod rng;
 pub mod units;
 
-pub use queue::{Event, EventQueue, TimerOwner};
+pub use queue::{Event, EventQueue, TimerEpochs, TimerOwner, TIMER_KINDS};
 pub use rng::Rng;
 pub use units::*;
 

@@ -40,6 +40,11 @@ pub enum Event {
     SampleRates,
 }
 
+/// Timer kinds each owner (a flow's sender or receiver, a host, a port) may use: 0..TIMER_KINDS.
+pub const TIMER_KINDS: usize = 4;
+/// Current epoch per timer kind of one owner; an `Event::Timer` with an older epoch is stale.
+pub type TimerEpochs = [u32; TIMER_KINDS];
+
 /// Whose timer an `Event::Timer` is: a flow's sender or receiver part, a host's receiver part,
 /// or a switch port's part of the scheme.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,8 +3,10 @@
 //! A `Topology` is plain data (nodes, links); `Routes` maps (switch, destination host) to the
 //! equal-cost egress choices.
 
-use crate::scenario::config::{LinkCfg, TopologyCfg};
-use crate::scenario::ScenarioError;
+pub mod config;
+
+use crate::sim::input::ScenarioError;
+use config::{LinkCfg, TopologyCfg};
 use std::collections::VecDeque;
 
 /// Where a node sits in the fabric, for per-layer metrics.
@@ -436,8 +438,8 @@ pub fn parse_ccsim_file(text: &str, shown: &str) -> Result<Topology, ScenarioErr
     struct L {
         a: String,
         b: String,
-        rate: crate::scenario::units::Rate,
-        delay: crate::scenario::units::Time,
+        rate: crate::sim::quantity::Rate,
+        delay: crate::sim::quantity::Time,
     }
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -445,7 +447,7 @@ pub fn parse_ccsim_file(text: &str, shown: &str) -> Result<Topology, ScenarioErr
         node: Vec<N>,
         link: Vec<L>,
     }
-    let f: F = crate::scenario::parse_toml_as(text, &format!("topology file {shown}"))?;
+    let f: F = crate::sim::input::parse_toml_as(text, &format!("topology file {shown}"))?;
     let mut t = Topology::default();
     for (i, n) in f.node.iter().enumerate() {
         let layer = Layer::parse(&n.layer).ok_or_else(|| {

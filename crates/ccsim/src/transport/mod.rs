@@ -3,11 +3,10 @@
 //! net (a drop there fails the run); on a lossy one `loss.rs` adds retransmission timeouts and
 //! IRN selective repeat. Send/receive handlers are in `flow.rs`.
 
-pub mod flow;
 pub mod loss;
 
-use crate::cc::{TimerEpochs, TIMER_KINDS};
 use crate::net::Mark;
+use crate::sim::{TimerEpochs, TIMER_KINDS};
 
 /// Sentinel size of a long-lived flow that has not been stopped yet.
 pub const UNBOUNDED: u64 = u64::MAX;

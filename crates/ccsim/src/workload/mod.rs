@@ -4,10 +4,12 @@
 //! Poisson; a fixed or random in-cast ratio; a fixed size or one drawn per sender), long-lived
 //! flows (optionally rate-limited), and the HPCC simulator's flow files. Output: flow specs.
 
-use crate::scenario::config::{HostSet, SenderCount, WorkloadCfg};
-use crate::scenario::ScenarioError;
+pub mod config;
+
+use crate::sim::input::ScenarioError;
 use crate::sim::units::{MAX_SIZE_BYTES, MAX_TIME_PS};
 use crate::sim::{Rng, PS_PER_S};
+use config::{HostSet, SenderCount, WorkloadCfg};
 
 /// A flow to create: endpoints are host ids; `size_bytes` None = long-lived.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -5,10 +5,10 @@
 //! back, the NIC schedules a wake-up at the earliest such time.
 
 use crate::cc::DataOut;
+use crate::engine::Simulation;
+use crate::net::config::Scheduler;
 use crate::net::{Packet, PktKind, ACK_REQ, PATH_KEY_MASK};
-use crate::scenario::config::Scheduler;
 use crate::sim::Event;
-use crate::world::Simulation;
 
 impl Simulation {
     /// Pick the next packet for host port `pid`, building a data packet if a flow may send.

@@ -1,19 +1,31 @@
-//! The simulation: all state in dense vectors, the run loop, and event dispatch. Handlers live
-//! with their layer: `net::switch` (forwarding), `net::mmu` (buffer admission), `net::pfc`,
-//! `net::sched` (egress scheduling), `net::marking` (RED/ECN and the scheme's switch hooks),
-//! `net::nic` (host NIC), `transport::flow` (send/receive), `transport::loss` (recovery),
-//! `metrics` (probes). Scheme hooks are called through `cc::CcParams`.
+//! The engine: the simulation's state in dense vectors, the run loop and event dispatch, and
+//! the handlers that act on the whole simulation: `switch` (forwarding), `mmu` (buffer
+//! admission), `pfc`, `sched` (the rate-limited control queue), `marking` (RED/ECN and the
+//! scheme's switch hooks), `nic` (host NIC), `flow` (send/receive), `loss` (recovery),
+//! `probes` (samples and results). Data types live in the layers below (`net`, `transport`,
+//! `cc`, `metrics`); scheme hooks are called through `cc::CcParams`.
+
+mod flow;
+mod loss;
+mod marking;
+mod mmu;
+mod nic;
+mod pfc;
+mod probes;
+mod sched;
+mod switch;
 
 use crate::cc::{
     CcParams, CtrlMsg, HostRxStates, InboundFlow, ReceiverStates, RxHost, SenderStates,
     SwitchStates, TimerEpochs,
 };
 use crate::metrics::Metrics;
+use crate::net::config::{DropMode, PfcMode, Scheduler};
 use crate::net::mmu::BufferState;
 use crate::net::{Arena, IntStack, PktKind, Port};
-use crate::scenario::config::{DropMode, PfcMode, Recovery, Scheduler};
 use crate::sim::{Event, EventQueue, Rng, TimerOwner};
 use crate::topo::{Routes, Topology};
+use crate::transport::loss::Recovery;
 use crate::transport::Flow;
 
 /// How many events ahead the run loop prefetches a coming event's packet and port

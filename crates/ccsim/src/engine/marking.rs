@@ -3,8 +3,8 @@
 //! NP-ECN, rate stamps ...) at enqueue, dequeue, PFC frames and its timers.
 
 use crate::cc::Verdict;
+use crate::engine::Simulation;
 use crate::net::{Mark, PktKind};
-use crate::world::Simulation;
 
 /// The switch context of a hook on port `$pid`, priority `$prio`, packet `$pkt` (u32::MAX:
 /// none), seeing `$q` bytes queued; borrows only the fields a hook may touch.

@@ -1,13 +1,13 @@
 //! Switch forwarding: ECMP route lookup, buffer admission (`net::mmu`), the scheme's enqueue
 //! hook, queueing, and at dequeue the scheduler (`net::sched`), RED/ECN and the scheme's dequeue
-//! hook (`net::marking`), then the buffer release that may send RESUME. On a lossy fabric a
+//! hook (`engine::marking`), then the buffer release that may send RESUME. On a lossy fabric a
 //! packet without room is dropped, or trimmed to its header when the scheme asks for trimming.
 
 use crate::cc::Verdict;
+use crate::engine::Simulation;
 use crate::net::mmu::Admit;
 use crate::net::{Packet, PktKind, PATH_KEY_MASK};
 use crate::sim::rng::mix64;
-use crate::world::Simulation;
 
 impl Simulation {
     /// The egress port switch `si` uses for packet `p`: one of the equal-cost next hops toward

@@ -8,9 +8,9 @@ use crate::cc::{
     AckInfo, CcParams, CtrlInfo, DataInfo, HostRxStates, InboundFlow, ReceiverStates, Rx, RxHost,
     SenderStates, Tx,
 };
+use crate::engine::Simulation;
 use crate::net::{Mark, Packet, PktKind, ACK_REQ, NO_SACK, SACK_TRIMMED};
 use crate::sim::Event;
-use crate::world::Simulation;
 
 impl Simulation {
     pub(crate) fn flow_start(&mut self, fid: u32) {

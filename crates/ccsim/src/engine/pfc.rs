@@ -1,0 +1,194 @@
+//! PFC at run time: PAUSE and RESUME frames sent and received, and the deadlock detector's
+//! checks.
+
+use crate::engine::Simulation;
+use crate::net::pfc::Deadlock;
+use crate::net::{Packet, PktKind, NUM_PRIO};
+use crate::sim::Event;
+
+impl Simulation {
+    /// Queue a PAUSE or RESUME for `prio` out of `port_id` (ahead of all data).
+    pub(crate) fn send_pfc(&mut self, port_id: u32, prio: u8, pause: bool) {
+        let kind = if pause {
+            PktKind::Pause
+        } else {
+            PktKind::Resume
+        };
+        let mut frame = Packet::new(kind, u32::MAX, u32::MAX, self.s.pfc_frame_bytes, 0);
+        frame.sub = prio;
+        let pkt = self.pkts.alloc(frame);
+        let port = &mut self.ports[port_id as usize];
+        if pause {
+            port.pause_sent += 1;
+        } else {
+            port.resume_sent += 1;
+        }
+        port.push_pfc(pkt);
+        if self.s.record_pfc_events {
+            self.metrics.pfc_events.push(crate::metrics::PfcEvent {
+                time_ps: self.now_ps,
+                port: port_id,
+                prio,
+                pause,
+            });
+        }
+        self.port_kick(port_id);
+    }
+
+    /// A PFC frame arrived at `pid`: pause or resume that port's priority.
+    pub(crate) fn pfc_receive(&mut self, pid: u32, pkt: u32) {
+        let p = self.pkts[pkt];
+        self.pkts.free(pkt);
+        let now = self.now_ps;
+        let prio = p.sub;
+        let port = &mut self.ports[pid as usize];
+        let bit = 1u8 << prio;
+        let pause = p.kind == PktKind::Pause;
+        let is_host = port.is_host;
+        if pause {
+            port.pause_rx += 1;
+            if port.paused_mask & bit == 0 {
+                port.paused_mask |= bit;
+                port.paused_since_ps[prio as usize] = now;
+                if !is_host && self.deadlock.after_ps > 0 && !self.deadlock.scan_pending {
+                    self.deadlock.scan_pending = true;
+                    self.q
+                        .push(now + self.deadlock.after_ps, Event::DeadlockCheck);
+                }
+            }
+        } else {
+            port.resume_rx += 1;
+        }
+        if !self.sw_parts.is_empty() && !is_host {
+            self.switch_pfc_hook(pid, prio, pause);
+        }
+        let port = &mut self.ports[pid as usize];
+        if !pause && port.paused_mask & bit != 0 {
+            port.paused_mask &= !bit;
+            port.paused_time_ps += now - port.paused_since_ps[prio as usize];
+            self.port_kick(pid);
+        }
+    }
+
+    /// The paused switch ports `pid` waits on directly (see the module header).
+    fn waits_on(&self, pid: u32, prio: u8) -> impl Iterator<Item = u32> + '_ {
+        let ingress = &self.ports[self.ports[pid as usize].peer as usize];
+        let p = prio as usize;
+        let ing = &ingress.prios[p].ing;
+        let holds = ing.shared_bytes + ing.hdrm_bytes > 0;
+        let si = self.switch_index[ingress.node as usize];
+        let next: &[u32] = if holds && si != u32::MAX {
+            &self.deadlock.switch_ports[si as usize]
+        } else {
+            &[]
+        };
+        next.iter().copied().filter(move |&q| {
+            let port = &self.ports[q as usize];
+            port.paused_mask & (1 << prio) != 0 && port.prios[p].queue_bytes > 0
+        })
+    }
+
+    /// The periodic scan: report each new cycle of ports paused for at least the detection
+    /// time, then scan again while any switch port is paused and other events remain.
+    pub(crate) fn check_deadlock(&mut self) {
+        let (now, after) = (self.now_ps, self.deadlock.after_ps);
+        let mut next_ps = u64::MAX;
+        for prio in 0..NUM_PRIO as u8 {
+            let p = prio as usize;
+            // Paused switch ports, and those paused for at least `after` (the candidates).
+            let mut candidate = vec![false; self.ports.len()];
+            for (q, port) in self.ports.iter().enumerate() {
+                if port.is_host || port.paused_mask & (1 << prio) == 0 {
+                    continue;
+                }
+                let since = port.paused_since_ps[p];
+                if now - since >= after {
+                    candidate[q] = true;
+                } else {
+                    next_ps = next_ps.min(since + after);
+                }
+                next_ps = next_ps.min(now + after);
+            }
+            for cycle in self.cycles(&candidate, prio) {
+                let same = |d: &Deadlock| {
+                    d.prio == prio
+                        && d.ports.len() == cycle.len()
+                        && cycle.iter().all(|q| d.ports.contains(q))
+                };
+                if !self.deadlock.found.iter().any(same) {
+                    let formed_ps = cycle
+                        .iter()
+                        .map(|&q| self.ports[q as usize].paused_since_ps[p])
+                        .max()
+                        .unwrap_or(now);
+                    self.deadlock.found.push(Deadlock {
+                        ports: cycle,
+                        prio,
+                        formed_ps,
+                        confirmed_ps: now,
+                    });
+                }
+            }
+        }
+        // With no other event left, nothing can change: no more scans (the run ends, and a
+        // deadlock found is in the stall report).
+        self.deadlock.scan_pending = next_ps != u64::MAX && !self.q.is_empty();
+        if self.deadlock.scan_pending {
+            self.q.push(next_ps, Event::DeadlockCheck);
+        }
+    }
+
+    /// Cycles of `candidate` ports under "waits on" for `prio`: one per back edge of a
+    /// depth-first search (every strongly connected set of waiting ports yields at least one).
+    fn cycles(&self, candidate: &[bool], prio: u8) -> Vec<Vec<u32>> {
+        const NEW: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const DONE: u8 = 2;
+        let mut color = vec![NEW; candidate.len()];
+        let mut out = Vec::new();
+        for root in (0..candidate.len() as u32).filter(|&q| candidate[q as usize]) {
+            if color[root as usize] != NEW {
+                continue;
+            }
+            let mut path = vec![root];
+            let mut stack: Vec<Vec<u32>> = vec![self.waits_on(root, prio).collect()];
+            color[root as usize] = ON_PATH;
+            while let Some(next) = stack.last_mut().map(|c| c.pop()) {
+                let Some(next) = next else {
+                    stack.pop();
+                    color[path.pop().unwrap() as usize] = DONE;
+                    continue;
+                };
+                if !candidate[next as usize] {
+                    continue;
+                }
+                match color[next as usize] {
+                    ON_PATH => {
+                        let at = path.iter().position(|&q| q == next).unwrap();
+                        out.push(path[at..].to_vec());
+                    }
+                    NEW => {
+                        color[next as usize] = ON_PATH;
+                        path.push(next);
+                        stack.push(self.waits_on(next, prio).collect());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// Close pause intervals still open at the end so pause time is complete.
+    pub(crate) fn close_pause_intervals(&mut self) {
+        let now = self.now_ps;
+        for port in &mut self.ports {
+            for p in 0..NUM_PRIO {
+                if port.paused_mask & (1 << p) != 0 {
+                    port.paused_time_ps += now - port.paused_since_ps[p];
+                    port.paused_since_ps[p] = now;
+                }
+            }
+        }
+    }
+}
