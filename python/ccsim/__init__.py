@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ccsim._core import ScenarioError, SimulationError
-from ccsim.api import RunResult, ScenarioWarning, catalog, load, run, to_toml, validate
+from ccsim.api import RunResult, ScenarioWarning, catalog, run, to_toml, validate
+from ccsim.results import load
 
 if TYPE_CHECKING:
     from ccsim.sweeps import SweepResult, sweep

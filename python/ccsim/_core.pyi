@@ -30,6 +30,8 @@ class RunOutput(TypedDict):
 class SchemeInfo(TypedDict):
     description: str
     paper: str
+    #: Bytes the scheme adds to every data packet and ACK on the wire (INT, timestamps).
+    header_bytes: int
     params: dict[str, str]  # parameter name -> default, as text
 
 class Catalog(TypedDict):
@@ -63,7 +65,7 @@ def validate(
     false); raises ScenarioError."""
 
 def catalog() -> Catalog:
-    """Schemes (description, paper, parameter defaults), topologies and workloads."""
+    """Schemes (description, paper, header bytes, parameter defaults), topologies and workloads."""
 
 class Vocabulary(TypedDict):
     size_bins: list[tuple[str, str, int, int | None]]  # (family, label, lo, hi); hi None: no bound

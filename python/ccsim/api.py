@@ -8,10 +8,8 @@ simulation and every metric; this module never re-implements any of them.
 from __future__ import annotations
 
 import json
-import math
 import numbers
 import os
-import re
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
@@ -23,8 +21,6 @@ from ccsim._core import ScenarioError
 
 if TYPE_CHECKING:  # pandas is imported lazily so `python -m ccsim.bench` stays small
     import pandas as pd
-
-    from ccsim.sweeps import SweepResult
 
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 Overrides = Union[Mapping[str, Any], Sequence[str], None]
@@ -275,41 +271,11 @@ def catalog() -> dict[str, Any]:
     return _core.catalog()
 
 
-def load(results_dir: str | os.PathLike[str]) -> RunResult | SweepResult:
-    """Read a run directory (``ccsim run``) or a sweep's results directory (``ccsim sweep``).
-
-    A run directory gives a :class:`RunResult`; a table whose CSV file is absent loads as an
-    empty DataFrame. A sweep directory gives a :class:`ccsim.sweeps.SweepResult`: its tables
-    are every finished run's, concatenated, with ``run_id`` and the run's parameters as columns.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``results_dir`` is neither (no ``summary.json``, no ``sweep.json``).
-
-    Examples
-    --------
-    >>> r = ccsim.load("results/incast-16to1")  # doctest: +SKIP
-    >>> r.summary["perf"]["events_per_s"]  # doctest: +SKIP
-    """
-
-    d = Path(results_dir)
-    try:
-        return _load(d)
-    except (KeyError, TypeError, AttributeError, ValueError) as e:
-        raise ScenarioError(
-            f"{d}: not a readable ccsim results directory ({type(e).__name__}: {e}); "
-            "run the scenario or sweep again to rewrite it"
-        ) from None
-
-
-def _load(d: Path) -> RunResult | SweepResult:
+def load_run(d: Path) -> RunResult:
+    """Read a run directory (``ccsim run``); a table whose CSV file is absent loads as an empty
+    DataFrame. :func:`ccsim.load` reads sweeps too."""
     import pandas as pd
 
-    from ccsim import sweeps
-
-    if (d / sweeps.SWEEP_JSON).is_file():
-        return sweeps.load_sweep(d)
     if not (d / "summary.json").is_file():
         raise FileNotFoundError(
             2,
@@ -341,17 +307,6 @@ def size_bin_labels(family: str) -> list[str]:
     return [label for fam, label, _, _ in SIZE_BINS if fam == family]
 
 
-def jain_index(values: Sequence[float]) -> float:
-    """Jain's fairness index of ``values``: (sum x)^2 / (n sum x^2), 1 when all are equal.
-
-    Examples
-    --------
-    >>> jain_index([5.0, 5.0]), jain_index([1.0, 0.0])
-    (1.0, 0.5)
-    """
-    return float(sum(values) ** 2 / (len(values) * sum(x * x for x in values)))
-
-
 def scenario_name(resolved_toml: str) -> str | None:
     """The top-level ``name`` of a resolved scenario (as returned by :func:`validate`), if any.
 
@@ -360,35 +315,84 @@ def scenario_name(resolved_toml: str) -> str | None:
     >>> scenario_name('name = "incast"\\n[cc]\\nname = "x"\\n')
     'incast'
     """
-    root = re.split(r"^\s*\[", resolved_toml, maxsplit=1, flags=re.MULTILINE)[0]
-    m = re.search(r"""^\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", root, re.MULTILINE)
-    if m is None:
-        return None
-    return m.group(2) if m.group(1) is None else json.loads(f'"{m.group(1)}"')
+    name = read_toml_text(resolved_toml, "resolved scenario").get("name")
+    return name if isinstance(name, str) else None
 
 
 def to_toml(data: Mapping[str, Any]) -> str:
-    """Serialize a dict of scalars, lists and nested dicts to TOML text.
+    """Serialize a dict of scalars, lists and nested dicts to TOML text (with tomli-w).
 
     Enough TOML for scenarios: str, bool, int, float (incl. inf/nan), lists, nested tables and
-    arrays of tables (a non-empty list of dicts). Key order is kept. ``None`` is rejected, since
-    TOML has no null.
+    arrays of tables (a non-empty list of dicts); numpy scalars and paths are written as the
+    plain values they hold. Key order is kept. ``None`` is rejected, since TOML has no null.
 
     Examples
     --------
     >>> print(to_toml({"name": "x", "cc": {"scheme": "dcqcn"}, "flows": [{"src": 0}]}))
     name = "x"
+    flows = [
+        { src = 0 },
+    ]
     <BLANKLINE>
     [cc]
     scheme = "dcqcn"
     <BLANKLINE>
-    [[flows]]
-    src = 0
-    <BLANKLINE>
     """
-    lines: list[str] = []
-    _write_table(lines, [], data)
-    return "\n".join(lines).lstrip("\n") + "\n"
+    import tomli_w
+
+    return tomli_w.dumps(_plain(data, []))
+
+
+def inline_toml(value: Any) -> str:
+    """``value`` as an inline TOML value (an override's right-hand side, a sweep's parameter
+    cell): tables and arrays inline, keys and scalars as tomli-w writes them.
+
+    Examples
+    --------
+    >>> inline_toml({"mode": "drop_tail", "a.b": [1, 2.5]})
+    '{mode = "drop_tail", "a.b" = [1, 2.5]}'
+    """
+    import tomli_w
+
+    def key(k: str) -> str:  # bare, or quoted where TOML needs it
+        return tomli_w.dumps({k: 0}).rsplit(" = ", 1)[0]
+
+    def inline(x: Any) -> str:
+        if isinstance(x, dict):
+            return "{" + ", ".join(f"{key(k)} = {inline(y)}" for k, y in x.items()) + "}"
+        if isinstance(x, list):
+            return "[" + ", ".join(inline(y) for y in x) + "]"
+        return tomli_w.dumps({"v": x})[len("v = ") :].strip()
+
+    return inline(_plain(value, []))
+
+
+def _plain(v: Any, path: list[str]) -> Any:
+    """``v`` with the values TOML writers take: numpy numbers as int/float, paths as str, ints
+    checked against TOML's signed 64 bits; ``None`` is an error naming its key."""
+    if isinstance(v, Mapping):
+        out = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise TypeError(f"TOML keys must be strings, got {k!r}")
+            out[k] = _plain(x, [*path, k])
+        return out
+    if isinstance(v, (list, tuple)):
+        return [_plain(x, path) for x in v]
+    if isinstance(v, (str, bool)):
+        return v
+    if isinstance(v, numbers.Integral):
+        if not -(2**63) <= int(v) < 2**63:
+            raise ScenarioError(
+                f"{'.'.join(path)}: {v} does not fit a TOML integer (signed 64-bit); "
+                "use a smaller value"
+            )
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    raise TypeError(f"{'.'.join(path)}: cannot write {type(v).__name__} value {v!r} as TOML")
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -439,7 +443,7 @@ def _override_list(overrides: Overrides) -> list[str]:
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
-        return [f"{key}={_toml_value(value)}" for key, value in overrides.items()]
+        return [f"{key}={inline_toml(value)}" for key, value in overrides.items()]
     items = [overrides] if isinstance(overrides, str) else list(overrides)
     for item in items:
         key = item.partition("=")[0].strip()
@@ -503,84 +507,3 @@ def _add_us(df: pd.DataFrame, ps_col: str, us_col: str) -> None:
     if ps_col in df.columns:
         ps = df[ps_col]
         df[us_col] = (ps.astype("float64") / 1e6).where(ps >= 0)
-
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\t": "\\t",
-    "\n": "\\n",
-    "\f": "\\f",
-    "\r": "\\r",
-}
-
-
-def _toml_key(key: str) -> str:
-    if not isinstance(key, str):
-        raise TypeError(f"TOML keys must be strings, got {key!r}")
-    return key if _BARE_KEY.match(key) else _toml_str(key)
-
-
-def _toml_str(s: str) -> str:
-    out = []
-    for ch in s:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _toml_value(v: Any) -> str:
-    """An inline TOML value (dicts become inline tables)."""
-    if isinstance(v, str):
-        return _toml_str(v)
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, numbers.Integral):
-        if not -(2**63) <= int(v) < 2**63:
-            raise ScenarioError(
-                f"{v} does not fit a TOML integer (signed 64-bit); use a smaller value"
-            )
-        return str(int(v))
-    if isinstance(v, numbers.Real):
-        f = float(v)
-        if math.isnan(f):
-            return "nan"
-        if math.isinf(f):
-            return "inf" if f > 0 else "-inf"
-        return repr(f)
-    if isinstance(v, os.PathLike):
-        return _toml_str(os.fspath(v))
-    if isinstance(v, Mapping):
-        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    raise TypeError(f"cannot write {type(v).__name__} value {v!r} as TOML")
-
-
-def _is_table_array(v: Any) -> bool:
-    return isinstance(v, (list, tuple)) and len(v) > 0 and all(isinstance(x, Mapping) for x in v)
-
-
-def _write_table(lines: list[str], path: list[str], table: Mapping[str, Any]) -> None:
-    # Plain keys must precede sub-tables, or they would land in the last sub-table.
-    for key, value in table.items():
-        if not isinstance(value, Mapping) and not _is_table_array(value):
-            try:
-                lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-            except ScenarioError as e:
-                raise ScenarioError(f"{'.'.join([*path, str(key)])}: {e}") from None
-    for key, value in table.items():
-        sub = [*path, _toml_key(key)]
-        if isinstance(value, Mapping):
-            lines += ["", f"[{'.'.join(sub)}]"]
-            _write_table(lines, sub, value)
-        elif _is_table_array(value):
-            for item in value:
-                lines += ["", f"[[{'.'.join(sub)}]]"]
-                _write_table(lines, sub, item)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ccsim import api, bench, examples, hpcc_import, plots, sweeps
+from ccsim import api, bench, examples, hpcc_import, plots, results, sweeps
 from ccsim._core import ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
 
@@ -320,7 +320,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_fct_txt(args: argparse.Namespace) -> int:
-    res = api.load(args.results)
+    res = results.load(args.results)
     if not isinstance(res, api.RunResult):
         raise ScenarioError(
             f"{args.results}: a sweep; give one of its runs, e.g. {args.results}/runs/<run_id>"
@@ -373,7 +373,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 def load_results(path: str, where: Sequence[str] = ()) -> sweeps.SweepResult:
     """A run or sweep directory as a SweepResult, restricted to the runs matching ``where``."""
-    res = api.load(path)
+    res = results.load(path)
     if isinstance(res, api.RunResult):
         res = sweeps.SweepResult.from_run(res)
     return res.where(api.parse_overrides(where))

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ccsim._core import ScenarioError
-from ccsim.api import SIZE_BINS, jain_index
+from ccsim.api import SIZE_BINS, ScenarioError, read_toml_text
+from ccsim.measures import jain_index, percentile
 
 #: Size bins of the comparison: all flows, and ACC's bins, as the papers report them.
 BINS = {
@@ -27,15 +27,6 @@ BINS = {
 QUEUE_WINDOWS_MS = ((0, 1), (1, 2), (2, 6))
 #: The window of per-flow throughput and Jain's index, in ms from the flows' start.
 TPUT_WINDOW_MS = (2, 6)
-#: A data packet on the wire per 1000 B of payload, in ccsim as in the simulator (header 48 B,
-#: plus TIMELY's 8 B timestamp or HPCC's 42 B of INT): turns ccsim's acked payload into wire.
-WIRE_BYTES = {"dcqcn": 1048, "dctcp": 1048, "timely": 1056, "hpcc": 1090}
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """The simulator's percentile: ``sorted(a)[int(n * p)]`` (NaN for no values)."""
-    a = sorted(values)
-    return a[min(int(len(a) * p), len(a) - 1)] if a else math.nan
 
 
 def fct_metrics(size: Sequence[float], fct_us: Sequence[float], slowdown: Sequence[float]) -> dict:
@@ -94,9 +85,19 @@ def ccsim_run(res: Any, scheme: str) -> dict[str, float]:
         r = res.rates
         lo, hi = (t0_us + x * 1e3 for x in TPUT_WINDOW_MS)
         window = r[(r["time_us"] > lo) & (r["time_us"] <= hi)]
-        wire = WIRE_BYTES[scheme] / 1000 / 1e9
+        wire = wire_per_payload_byte(res, scheme) / 1e9
         out.update(_tput((window.groupby("flow")["throughput_bps"].mean() * wire).tolist()))
     return out
+
+
+def wire_per_payload_byte(res: Any, scheme: str) -> float:
+    """Bytes on the wire per payload byte of a full data packet in the run: its resolved host
+    header and MTU, and the scheme's own header bytes as the engine registers them."""
+    from ccsim import api
+
+    host = read_toml_text(next(iter(res.configs.values())), "config.toml")["host"]
+    header = host["header_bytes"] + api.catalog()["schemes"][scheme]["header_bytes"]
+    return (host["mtu_payload_bytes"] + header) / host["mtu_payload_bytes"]
 
 
 def gaps(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccsim._core import ScenarioError
+from ccsim.api import ScenarioError
 
 # CC_MODE -> ccsim scheme (the simulator's rdma-hw.cc numbering).
 SCHEMES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}

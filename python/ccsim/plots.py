@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ccsim import api, sweeps
-from ccsim._core import ScenarioError
+from ccsim.api import ScenarioError
 
 if TYPE_CHECKING:
     import pandas as pd

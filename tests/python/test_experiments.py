@@ -10,6 +10,7 @@ from pathlib import Path
 import ccsim
 import pytest
 from ccsim import experiments as ex
+from ccsim import measures
 from ccsim.sweeps import SweepResult
 from helpers import ccsim_cli
 
@@ -314,7 +315,7 @@ def test_pauses_of_one_priority_need_recorded_events(tmp_path: Path) -> None:
         "flows": [{"src": 0, "dst": 2, "size": "10KB"}],
     }
     on = ccsim.run(scenario, out=tmp_path / "on")
-    assert ex.pauses(SweepResult.from_run(on), prio=3) == 0
+    assert measures.pauses(SweepResult.from_run(on), prio=3) == 0
     off = ccsim.run({**scenario, "output": {"pfc_events": False}}, out=tmp_path / "off")
     with pytest.raises(ex.ClaimError, match="pfc_events = true"):
-        ex.pauses(SweepResult.from_run(off), prio=3)
+        measures.pauses(SweepResult.from_run(off), prio=3)

@@ -181,6 +181,7 @@ fn catalog(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("description", s.description)?;
         d.set_item("paper", s.paper)?;
+        d.set_item("header_bytes", s.header_bytes)?;
         let params = PyDict::new(py);
         let table = ccsim::cc::CcParams::parse(s.name, &Default::default())
             .map_err(scen_err)?

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ccsim import api
-from ccsim._core import ScenarioError
+from ccsim.api import ScenarioError
 from ccsim.sweeps.job import Job
 from ccsim.sweeps.local import _run_local
 from ccsim.sweeps.ray import _run_ray

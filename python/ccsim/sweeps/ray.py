@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ccsim._core import ScenarioError
+from ccsim.api import ScenarioError
 from ccsim.sweeps.job import Job, ResultFn, execute
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ccsim import api
-from ccsim._core import ScenarioError
+from ccsim.api import ScenarioError
 from ccsim.sweeps.store import (
     RUNS_DIR,
     STATUS_FAILED,

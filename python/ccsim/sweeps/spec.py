@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ccsim import api
-from ccsim._core import ScenarioError
+from ccsim.api import ScenarioError
 
 SWEEP_FILE_KEYS = ("name", "base", "set", "cases", "grid")
 
@@ -214,7 +214,7 @@ def _column_value(value: Any) -> Any:
     """A parameter as a table cell: scalars as they are, tables and lists as TOML text."""
     if isinstance(value, (str, bool, numbers.Real)):
         return value
-    return api._toml_value(value)
+    return api.inline_toml(value)
 
 
 def _canonical(value: Any) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ccsim._core import ScenarioError
+from ccsim.api import ScenarioError
 from ccsim.sweeps.spec import RunSpec, _param_columns
 
 SWEEP_JSON = "sweep.json"
