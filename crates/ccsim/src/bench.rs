@@ -1,7 +1,8 @@
 //! Built-in benchmark scenarios (`ccsim bench`): a 10-to-1 incast at 100G for 10 ms and the
 //! 320-host fat-tree with WebSearch at 50% load for 5 ms of arrivals. Plain names run DCQCN;
 //! `<name>-<scheme>` runs the same scenario with another scheme; `incast-lossy` runs the incast
-//! with PFC off, 128-packet drop-tail queues and IRN recovery. `fattree-k<K>` is the k-ary
+//! with PFC off, 128-packet drop-tail queues and IRN recovery; `incast-amrt` runs AMRT on
+//! that lossy fabric. `fattree-k<K>` is the k-ary
 //! fat-tree (K^3/4 hosts, 100G everywhere) with WebSearch at 30% load and DCQCN for 0.5 ms:
 //! the same load per host at every size, so the cost per link traversal shows how it scales.
 
@@ -13,6 +14,7 @@ pub const NAMES: &[&str] = &[
     "incast-dctcp",
     "incast-qcn",
     "incast-lossy",
+    "incast-amrt",
     "fattree",
     "fattree-hpcc",
     "fattree-k8",
@@ -53,11 +55,12 @@ load = 0.3
 stop = "0.5ms"
 "#;
 
-/// What `-lossy` adds before the workload.
-const LOSSY: &str = r#"
-fabric = { pfc = { enabled = false }, loss = { mode = "drop_tail", queue_packets = 128 } }
-host = { recovery = { mode = "irn" } }
-[[workload]]"#;
+/// The lossy fabric (128-packet drop-tail queues) that `-lossy` and the lossy schemes run on.
+const LOSSY_FABRIC: &str = r#"
+fabric = { pfc = { enabled = false }, loss = { mode = "drop_tail", queue_packets = 128 } }"#;
+/// What `-lossy` adds before the workload: the lossy fabric and IRN recovery.
+const IRN: &str = r#"
+host = { recovery = { mode = "irn" } }"#;
 
 /// The TOML text of a benchmark.
 pub fn scenario(name: &str) -> Option<String> {
@@ -72,10 +75,15 @@ pub fn scenario(name: &str) -> Option<String> {
         "incast" => INCAST,
         _ => FATTREE,
     };
-    Some(if variant == "lossy" {
-        text.replace("SCHEME", "dcqcn")
-            .replace("\n[[workload]]", LOSSY)
-    } else {
-        text.replace("SCHEME", variant)
+    let lossy = |scheme: &str, extra: &str| {
+        text.replace("SCHEME", scheme).replace(
+            "\n[[workload]]",
+            &format!("{LOSSY_FABRIC}{extra}\n[[workload]]"),
+        )
+    };
+    Some(match variant {
+        "lossy" => lossy("dcqcn", IRN),
+        "amrt" => lossy("amrt", ""),
+        _ => text.replace("SCHEME", variant),
     })
 }

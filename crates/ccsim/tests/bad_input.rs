@@ -198,6 +198,20 @@ fn bad_scheme_parameters_are_named() {
     ] {
         assert_mentions(&error_of(BASE, &set), &[field]);
     }
+    // A lossy-only scheme on the (default) lossless fabric, and its own bad parameters.
+    assert_mentions(
+        &error_of(BASE, &["cc.scheme=amrt"]),
+        &["cc.scheme", "lossy", "fabric.pfc.enabled"],
+    );
+    for (set, field) in [
+        ("cc.params.mss=0", "cc.params.mss"),
+        ("cc.params.marking=\"ecn\"", "cc.params.marking"),
+    ] {
+        assert_mentions(
+            &error_of(BASE, &["cc.scheme=amrt", "fabric.pfc.enabled=false", set]),
+            &[field],
+        );
+    }
     assert_mentions(
         &error_of(
             BASE,

@@ -265,6 +265,16 @@ impl Rx<'_> {
     pub fn rcv_nxt(&self) -> u64 {
         self.f.rcv_nxt
     }
+    /// The packet starting at byte `seq` has arrived: below `rcv_nxt`, or held beyond a gap
+    /// (receivers that keep such packets: `SchemeInfo::own_recovery`, IRN).
+    pub fn has_arrived(&self, seq: u64) -> bool {
+        seq < self.f.rcv_nxt
+            || self
+                .f
+                .ooo
+                .as_ref()
+                .is_some_and(|o| o.held.contains(seq / self.f.mtu_payload_bytes))
+    }
     /// The flow's size (`transport::UNBOUNDED` while a long-lived flow runs).
     pub fn size_bytes(&self) -> u64 {
         self.f.size_bytes

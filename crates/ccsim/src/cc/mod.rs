@@ -48,6 +48,7 @@ registry! {
     TimelyTcd => timely_tcd::TimelyTcd,
     Pcn => pcn::Pcn,
     Rcc => rcc::Rcc,
+    Amrt => amrt::Amrt,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
     #[cfg(test)]

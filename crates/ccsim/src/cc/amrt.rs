@@ -1,0 +1,346 @@
+//! AMRT: receiver-driven transport with anti-ECN marking, on a lossy fabric.
+//!
+//! Source: Hu, Huang, Li, Wang, He, "A Receiver-Driven Transport Protocol With High Link
+//! Utilization Using Anti-ECN Marking in Data Center Networks", IEEE TNSM 2023, §IV (design),
+//! §VI (the testbed switch), §VIII-A (settings).
+//!
+//! * **Switch** (§IV-A, Eq. 1): a data packet leaving an egress port keeps its "room" bit (the
+//!   anti-ECN CE code point, set to 1 by the sender) only if the port was idle for at least one
+//!   MSS time (`mss` x 8 / port rate, MSS = 1500 B) before it; otherwise the bit is cleared, so
+//!   across hops it is the AND of every hop's verdict. The paper's t_inv is the time between two
+//!   dequeues; read literally, back-to-back frames of 1538 B would always count as idle, so
+//!   ccsim measures the idle gap: from the end of the port's previous transmission (any packet:
+//!   data, grants, ACKs all occupy the link) to the start of this one. `marking = "queue"` is
+//!   the testbed switch of §VI instead: the bit survives when at most one packet waits behind.
+//! * **Receiver** (§IV-B): one grant per data packet that arrives, echoing its room bit. A
+//!   grant entitles the sender to one packet, or two when it says "room". If nothing of a flow
+//!   arrives for `regrant_after` (one base RTT by default) while packets it is entitled to are
+//!   missing, the receiver re-issues a grant for each (naming the packet), which covers lost data
+//!   and lost grants alike. ccsim arms one such timer per flow, re-armed by every arrival and
+//!   grant; the paper times each grant.
+//! * **Sender** (§IV-C): line rate in the first RTT: `unscheduled` bytes (default one BDP of
+//!   the fabric's longest base RTT; the paper says the flow starts at line rate "in the first
+//!   RTT", so one BDP is inferred), then one packet per grant and two per grant with "room". No
+//!   rate decrease. A grant naming a packet resends it first.
+//!
+//! * **Sender backstop** (ccsim's, not the paper's): a receiver that got none of a flow's
+//!   packets cannot know the flow, so a sender that hears nothing (no grant, no ACK) for
+//!   `sender_timeout` (default four base RTTs) sends its first unacknowledged packet again.
+//!
+//! Switch hooks see only data packets here; every packet counts in the idle gap through the
+//! port's transmitter state. The engine's cumulative ACKs still flow (they end the flow); the
+//! paper's receiver folds them into its grants.
+
+use super::{
+    AckInfo, BaseRtt, CtrlInfo, DataInfo, DataOut, FabricMode, Params, ReceiverPart, Rx, Scheme,
+    SchemeInfo, SenderPart, Sw, SwitchPart, Tx,
+};
+use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
+use crate::sim::input::ScenarioError;
+use crate::sim::quantity::{Size, Time};
+use serde::{Deserialize, Serialize};
+
+/// The scheme type of `amrt`.
+pub struct Amrt;
+
+/// Control code of a grant: `hdr.a` = 1 when the data packet it answers kept its room bit,
+/// `hdr.b` = 1 + the index of a packet to send again (0: the next packet).
+pub const GRANT: u8 = 1;
+/// Largest number of packets one regrant timeout asks for again.
+const MAX_REGRANTS: u64 = 64;
+/// Receiver timer kind of the regrant timeout.
+const REGRANT_TIMER: u8 = 0;
+/// Sender timer kind of the backstop.
+const BACKSTOP_TIMER: u8 = 0;
+
+impl Scheme for Amrt {
+    const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "amrt",
+        description: "AMRT: receiver-driven, one BDP at line rate in the first RTT, then one packet per grant and two per grant whose data kept the anti-ECN room bit (switches clear it unless the port idled one MSS time); receiver regrants after one RTT without progress. Lossy fabric.",
+        paper: "Hu et al., A Receiver-Driven Transport Protocol With High Link Utilization Using Anti-ECN Marking in Data Center Networks (AMRT), IEEE TNSM 2023",
+        base_rtt: BaseRtt::Fabric,
+        own_recovery: true,
+        fabric: FabricMode::Lossy,
+        ..SchemeInfo::BASE
+    }];
+    type Params = AmrtParams;
+    type Sender = AmrtSender;
+    type Receiver = AmrtReceiver;
+    type Switch = AmrtSwitch;
+    fn default_params(_: &str) -> AmrtParams {
+        AmrtParams::default()
+    }
+}
+
+/// How a switch decides that the path has room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Marking {
+    /// Eq. 1: the port idled at least one MSS time before the packet.
+    IdleGap,
+    /// The testbed switch (§VI): at most one packet waits behind it.
+    Queue,
+}
+
+/// AMRT parameters (module header: meaning, defaults, source).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AmrtParams {
+    /// Eq. 1's MSS: an idle gap of this many bytes' time at the port's rate is room.
+    pub mss: Size,
+    pub marking: Marking,
+    /// Bytes sent at line rate before any grant; 0 = the fabric's BDP.
+    pub unscheduled: Size,
+    /// Without an arrival for this long, missing packets are granted again; 0 = one base RTT.
+    pub regrant_after: Time,
+    /// A sender that hears nothing for this long resends its first unacknowledged packet;
+    /// 0 = four base RTTs.
+    pub sender_timeout: Time,
+}
+
+impl Default for AmrtParams {
+    fn default() -> Self {
+        AmrtParams {
+            mss: Size(1500),
+            marking: Marking::IdleGap,
+            unscheduled: Size(0),
+            regrant_after: Time(0),
+            sender_timeout: Time(0),
+        }
+    }
+}
+
+impl Params for AmrtParams {
+    fn validate(&self) -> Result<(), ScenarioError> {
+        if self.mss.0 == 0 {
+            return Err(ScenarioError::new(
+                "cc.params.mss",
+                "must be > 0 bytes (the paper's is 1500B)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Per-flow sender state.
+#[derive(Clone, Debug, Default)]
+pub struct AmrtSender {
+    unscheduled_bytes: u64,
+    /// When the sender last heard from the receiver (a grant or an ACK).
+    heard_ps: u64,
+    timeout_ps: u64,
+    /// Backstop resends.
+    pub backstops: u64,
+    /// Grants received, and those that said "room" (for tests and traces).
+    pub grants: u64,
+    pub room_grants: u64,
+}
+
+impl SenderPart<AmrtParams> for AmrtSender {
+    fn new(_: &AmrtParams) -> Self {
+        AmrtSender::default()
+    }
+    fn on_start(&mut self, p: &AmrtParams, tx: &mut Tx) {
+        let first_rtt = if p.unscheduled.0 > 0 {
+            p.unscheduled.0
+        } else {
+            tx.bdp_bytes().max(tx.mtu_payload_bytes())
+        };
+        self.unscheduled_bytes = first_rtt.min(tx.size_bytes());
+        tx.ctl().credit_bytes = self.unscheduled_bytes;
+        self.timeout_ps = if p.sender_timeout.0 > 0 {
+            p.sender_timeout.0
+        } else {
+            4 * tx.base_rtt_ps()
+        }
+        .max(1);
+        self.heard_ps = tx.now_ps;
+        tx.set_timer(BACKSTOP_TIMER, tx.now_ps + self.timeout_ps);
+    }
+    fn on_ack(&mut self, _: &AmrtParams, tx: &mut Tx, _: &AckInfo) {
+        self.heard_ps = tx.now_ps;
+    }
+    fn on_timer(&mut self, _: &AmrtParams, tx: &mut Tx, _: u8) {
+        // Re-armed lazily: an ACK or grant since only moves the deadline.
+        let deadline = self.heard_ps + self.timeout_ps;
+        if tx.now_ps >= deadline && tx.snd_una() < tx.snd_nxt() {
+            self.backstops += 1;
+            let seq = tx.snd_una();
+            tx.resend(seq);
+            let mtu = tx.mtu_payload_bytes();
+            let c = tx.ctl();
+            c.credit_bytes = c.credit_bytes.saturating_add(mtu);
+            self.heard_ps = tx.now_ps;
+        }
+        let next = self.heard_ps + self.timeout_ps;
+        tx.set_timer(BACKSTOP_TIMER, next.max(tx.now_ps + 1));
+    }
+    fn on_send(&mut self, _: &AmrtParams, _: &mut Tx, d: &mut DataOut) {
+        // The room bit starts set; `b` tells the receiver what the first RTT entitles.
+        d.hdr = SchemeHdr {
+            a: 1,
+            b: self.unscheduled_bytes.min(u32::MAX as u64) as u32,
+        };
+    }
+    fn on_ctrl(&mut self, _: &AmrtParams, tx: &mut Tx, c: &CtrlInfo) {
+        if c.code != GRANT {
+            return;
+        }
+        let mtu = tx.mtu_payload_bytes();
+        self.grants += 1;
+        self.heard_ps = tx.now_ps;
+        let packets = if c.hdr.b > 0 {
+            let seq = (c.hdr.b as u64 - 1) * mtu;
+            if seq < tx.snd_nxt() {
+                tx.resend(seq);
+            }
+            1
+        } else {
+            self.room_grants += c.hdr.a as u64;
+            1 + c.hdr.a as u64
+        };
+        let c = tx.ctl();
+        c.credit_bytes = c.credit_bytes.saturating_add(packets * mtu);
+    }
+}
+
+/// Per-flow receiver state.
+#[derive(Clone, Debug, Default)]
+pub struct AmrtReceiver {
+    /// Bytes the sender may have sent: its first RTT plus what the grants entitle.
+    entitled_bytes: u64,
+    /// Grants sent, re-issued grants among them, and data packets that arrived with room.
+    pub grants: u64,
+    pub regrants: u64,
+    pub room_arrivals: u64,
+}
+
+impl AmrtReceiver {
+    fn grant(&mut self, rx: &mut Rx, room: bool, resend_idx: Option<u64>) {
+        let b = resend_idx.map_or(0, |i| (i + 1).min(u32::MAX as u64) as u32);
+        rx.send_ctrl(GRANT, SchemeHdr { a: room as u32, b }, Mark::None);
+        self.grants += 1;
+    }
+    fn arm(&self, p: &AmrtParams, rx: &mut Rx) {
+        let after = if p.regrant_after.0 > 0 {
+            p.regrant_after.0
+        } else {
+            rx.base_rtt_ps()
+        };
+        let at = rx.now_ps + after.max(1);
+        rx.set_timer(REGRANT_TIMER, at);
+    }
+}
+
+impl ReceiverPart<AmrtParams> for AmrtReceiver {
+    type Host = ();
+    fn new(_: &AmrtParams) -> Self {
+        AmrtReceiver::default()
+    }
+    fn on_data(&mut self, _: &mut (), p: &AmrtParams, rx: &mut Rx, d: &DataInfo) {
+        self.entitled_bytes = self.entitled_bytes.max(d.hdr.b as u64);
+        let duplicate = !d.in_order && d.seq < rx.rcv_nxt();
+        let size = rx.size_bytes();
+        if !duplicate && self.entitled_bytes < size {
+            let room = d.hdr.a == 1;
+            self.room_arrivals += room as u64;
+            self.entitled_bytes += rx.mtu_payload_bytes() * (1 + room as u64);
+            self.grant(rx, room, None);
+        }
+        if rx.rcv_nxt() < size {
+            self.arm(p, rx);
+        } else {
+            rx.cancel_timer(REGRANT_TIMER);
+        }
+    }
+    fn on_timer(&mut self, _: &mut (), p: &AmrtParams, rx: &mut Rx, _: u8) {
+        // Nothing arrived for a timeout: every packet the sender was entitled to that is still
+        // missing was lost, or its grant was.
+        let mtu = rx.mtu_payload_bytes();
+        let end = self.entitled_bytes.min(rx.size_bytes());
+        let mut idx = rx.rcv_nxt() / mtu;
+        let mut asked = 0;
+        while idx * mtu < end && asked < MAX_REGRANTS {
+            if !rx.has_arrived(idx * mtu) {
+                self.grant(rx, false, Some(idx));
+                self.regrants += 1;
+                asked += 1;
+            }
+            idx += 1;
+        }
+        if rx.rcv_nxt() < rx.size_bytes() {
+            self.arm(p, rx);
+        }
+    }
+}
+
+/// Per-port switch state: none beyond the port's own (its transmitter's busy time).
+#[derive(Clone, Debug, Default)]
+pub struct AmrtSwitch;
+
+impl SwitchPart<AmrtParams> for AmrtSwitch {
+    fn new(_: &AmrtParams, _: &Port) -> Self {
+        AmrtSwitch
+    }
+    fn on_dequeue(&mut self, p: &AmrtParams, sw: &mut Sw, pkt: &mut Packet) {
+        if pkt.kind != PktKind::Data || pkt.hdr.a == 0 {
+            return;
+        }
+        if !has_room(p, sw.port(), sw.prio, sw.now_ps) {
+            pkt.hdr.a = 0;
+        }
+    }
+}
+
+/// Whether a data packet leaving `port` (priority `prio`) at `now_ps` finds room (Eq. 1).
+fn has_room(p: &AmrtParams, port: &Port, prio: u8, now_ps: u64) -> bool {
+    match p.marking {
+        Marking::IdleGap => {
+            let idle_ps = now_ps.saturating_sub(port.busy_until_ps);
+            idle_ps >= crate::sim::tx_time_ps(p.mss.0, port.rate_bps)
+        }
+        Marking::Queue => port.prios[prio as usize].len() <= 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn port_at(rate_bps: u64, busy_until_ps: u64) -> Port {
+        let mut port = Port::new(0, 1, rate_bps, 0, false);
+        port.busy_until_ps = busy_until_ps;
+        port
+    }
+
+    #[test]
+    fn eq_1_room_needs_an_idle_gap_of_one_mss_time() {
+        // 1500 B at 10 Gb/s is 1.2 us.
+        let p = AmrtParams::default();
+        let port = port_at(10_000_000_000, 5_000_000);
+        assert!(!has_room(&p, &port, 3, 5_000_000), "back to back");
+        assert!(!has_room(&p, &port, 3, 5_000_000 + 1_199_999), "idle 1 ps short");
+        assert!(has_room(&p, &port, 3, 5_000_000 + 1_200_000), "idle one MSS time");
+        assert!(has_room(&p, &port, 3, 9_000_000), "idle longer");
+    }
+
+    #[test]
+    fn a_grant_with_room_releases_two_packets_and_one_without_releases_one() {
+        let p = AmrtParams::default();
+        for (room, packets) in [(0, 1), (1, 2)] {
+            let mut f = super::super::TestFlow::new(10_000_000_000);
+            f.f.size_bytes = 100_000;
+            f.f.snd_nxt = 10_000;
+            let mut s = AmrtSender::default();
+            f.f.ctl.credit_bytes = 0;
+            let grant = CtrlInfo {
+                code: GRANT,
+                hdr: SchemeHdr { a: room, b: 0 },
+                mark: Mark::None,
+                sent_ps: 0,
+            };
+            s.on_ctrl(&p, &mut f.tx(0), &grant);
+            assert_eq!(f.f.ctl.credit_bytes, packets * 1000, "room {room}");
+        }
+    }
+}
