@@ -23,9 +23,9 @@
 //!   RTT", so one BDP is inferred), then one packet per grant and two per grant with "room". No
 //!   rate decrease. A grant naming a packet resends it first.
 //!
-//! * **Sender backstop** (ccsim's, not the paper's): a receiver that got none of a flow's
-//!   packets cannot know the flow, so a sender that hears nothing (no grant, no ACK) for
-//!   `sender_timeout` (default four base RTTs) sends its first unacknowledged packet again.
+//! * **Sender backstop** (ccsim's, not the paper's; `cc/backstop.rs`): a sender that hears
+//!   nothing (no grant, no ACK) for `sender_timeout` (default four base RTTs) sends its first
+//!   unacknowledged packet again.
 //!
 //! Switch hooks see only data packets here; every packet counts in the idle gap through the
 //! port's transmitter state. The engine's cumulative ACKs still flow (they end the flow); the
@@ -35,6 +35,7 @@ use super::{
     AckInfo, BaseRtt, CtrlInfo, DataInfo, DataOut, FabricMode, Params, ReceiverPart, Rx, Scheme,
     SchemeInfo, SenderPart, Sw, SwitchPart, Tx,
 };
+use super::backstop::Backstop;
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
 use crate::sim::input::ScenarioError;
 use crate::sim::quantity::{Size, Time};
@@ -126,11 +127,7 @@ impl Params for AmrtParams {
 #[derive(Clone, Debug, Default)]
 pub struct AmrtSender {
     unscheduled_bytes: u64,
-    /// When the sender last heard from the receiver (a grant or an ACK).
-    heard_ps: u64,
-    timeout_ps: u64,
-    /// Backstop resends.
-    pub backstops: u64,
+    pub backstop: Backstop,
     /// Grants received, and those that said "room" (for tests and traces).
     pub grants: u64,
     pub room_grants: u64,
@@ -148,32 +145,13 @@ impl SenderPart<AmrtParams> for AmrtSender {
         };
         self.unscheduled_bytes = first_rtt.min(tx.size_bytes());
         tx.ctl().credit_bytes = self.unscheduled_bytes;
-        self.timeout_ps = if p.sender_timeout.0 > 0 {
-            p.sender_timeout.0
-        } else {
-            4 * tx.base_rtt_ps()
-        }
-        .max(1);
-        self.heard_ps = tx.now_ps;
-        tx.set_timer(BACKSTOP_TIMER, tx.now_ps + self.timeout_ps);
+        self.backstop.start(tx, p.sender_timeout.0, BACKSTOP_TIMER);
     }
     fn on_ack(&mut self, _: &AmrtParams, tx: &mut Tx, _: &AckInfo) {
-        self.heard_ps = tx.now_ps;
+        self.backstop.heard(tx.now_ps);
     }
-    fn on_timer(&mut self, _: &AmrtParams, tx: &mut Tx, _: u8) {
-        // Re-armed lazily: an ACK or grant since only moves the deadline.
-        let deadline = self.heard_ps + self.timeout_ps;
-        if tx.now_ps >= deadline && tx.snd_una() < tx.snd_nxt() {
-            self.backstops += 1;
-            let seq = tx.snd_una();
-            tx.resend(seq);
-            let mtu = tx.mtu_payload_bytes();
-            let c = tx.ctl();
-            c.credit_bytes = c.credit_bytes.saturating_add(mtu);
-            self.heard_ps = tx.now_ps;
-        }
-        let next = self.heard_ps + self.timeout_ps;
-        tx.set_timer(BACKSTOP_TIMER, next.max(tx.now_ps + 1));
+    fn on_timer(&mut self, _: &AmrtParams, tx: &mut Tx, kind: u8) {
+        self.backstop.on_timer(tx, kind);
     }
     fn on_send(&mut self, _: &AmrtParams, _: &mut Tx, d: &mut DataOut) {
         // The room bit starts set; `b` tells the receiver what the first RTT entitles.
@@ -188,7 +166,7 @@ impl SenderPart<AmrtParams> for AmrtSender {
         }
         let mtu = tx.mtu_payload_bytes();
         self.grants += 1;
-        self.heard_ps = tx.now_ps;
+        self.backstop.heard(tx.now_ps);
         let packets = if c.hdr.b > 0 {
             let seq = (c.hdr.b as u64 - 1) * mtu;
             if seq < tx.snd_nxt() {

@@ -265,6 +265,10 @@ impl Rx<'_> {
     pub fn rcv_nxt(&self) -> u64 {
         self.f.rcv_nxt
     }
+    /// A full data packet's bytes on the wire (payload and headers).
+    pub fn mtu_wire_bytes(&self) -> u64 {
+        self.f.mtu_payload_bytes + self.f.header_bytes as u64
+    }
     /// The packet starting at byte `seq` has arrived: below `rcv_nxt`, or held beyond a gap
     /// (receivers that keep such packets: `SchemeInfo::own_recovery`, IRN).
     pub fn has_arrived(&self, seq: u64) -> bool {

@@ -18,6 +18,8 @@
 //! Hooks run at the engine's call sites listed in `docs/design.md`; after every sender hook the
 //! engine restarts the host's NIC, and control packets a hook asks for are sent right after it.
 
+/// A sender's silence backstop, shared by the receiver-driven schemes.
+pub mod backstop;
 /// TCD (congestion state per port), shared by the `*_tcd` schemes and ACC.
 pub mod tcd;
 
@@ -49,6 +51,7 @@ registry! {
     Pcn => pcn::Pcn,
     Rcc => rcc::Rcc,
     Amrt => amrt::Amrt,
+    PHost => phost::PHost,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
     #[cfg(test)]

@@ -71,7 +71,8 @@ impl Simulation {
                     (q.prios[prio].queue_bytes + size) as f64 > d.alpha * free as f64
                 }
             };
-            if full || sw.shared_used_bytes + size > sw.shared_pool_bytes {
+            // Control packets (priority 0) bypass admission but occupy the same buffer.
+            if full || sw.shared_used_bytes + sw.ctrl_bytes + size > sw.shared_pool_bytes {
                 return Admit::Drop;
             }
             self.switches[si].shared_used_bytes += size;

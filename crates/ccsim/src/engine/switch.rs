@@ -90,7 +90,7 @@ impl Simulation {
                 }
                 return;
             }
-            if self.ctrl_queue_full(out) {
+            if self.ctrl_no_room(si as usize, out, size) {
                 self.drop_packet(out, pkt);
                 return;
             }
@@ -101,7 +101,9 @@ impl Simulation {
                 Admit::Ok => {}
                 Admit::Fatal => return,
                 Admit::Drop
-                    if self.s.trim && p.kind == PktKind::Data && !self.ctrl_queue_full(out) =>
+                    if self.s.trim
+                        && p.kind == PktKind::Data
+                        && !self.ctrl_no_room(si as usize, out, p.size_bytes as u64) =>
                 {
                     self.trim(out, pkt);
                     (size, prio) = (self.pkts[pkt].size_bytes as u64, 0);
@@ -163,11 +165,16 @@ impl Simulation {
         self.ports[out as usize].trims += 1;
     }
 
-    /// Port `out`'s priority-0 queue is at its limit (`fabric.loss.ctrl_packets`).
+    /// A lossy switch `si` has no room for a priority-0 packet of `size` bytes at port `out`:
+    /// its queue is at `fabric.loss.ctrl_packets`, or the packet would overflow the buffer
+    /// (control packets bypass admission, but not the buffer's size).
     #[inline]
-    fn ctrl_queue_full(&self, out: u32) -> bool {
+    fn ctrl_no_room(&self, si: usize, out: u32, size: u64) -> bool {
         self.s.drop.is_some_and(|d| {
-            d.ctrl_packets > 0 && self.ports[out as usize].prios[0].len() >= d.ctrl_packets as usize
+            let sw = &self.switches[si];
+            (d.ctrl_packets > 0
+                && self.ports[out as usize].prios[0].len() >= d.ctrl_packets as usize)
+                || sw.shared_used_bytes + sw.ctrl_bytes + size > sw.shared_pool_bytes
         })
     }
 

@@ -1,0 +1,385 @@
+//! pHost: receiver-driven transport with free tokens, a paced token per packet time and source
+//! downgrading, as the AMRT paper's simulations configure it.
+//!
+//! Sources: Gao et al., "pHost: Distributed Near-Optimal Datacenter Transport Over Commodity
+//! Network Fabric", CoNEXT 2015; the AMRT paper (Hu et al., IEEE TNSM 2023) §VIII-A for the
+//! settings it compares against: fair scheduling at receivers, one BDP of free tokens per flow,
+//! a sender downgraded for 3 RTTs when its unexpired tokens exceed one BDP; the pHost
+//! authors' simulator (its capability host, `capability_timeout 1.5`,
+//! `capability_resend_timeout 9`) for the token lifetime and the resend timeout.
+//!
+//! * **Sender:** at start, an RTS to the receiver and `free_tokens` packets (default one BDP of
+//!   the flow's path) at line rate; then one packet per token. A token unused for
+//!   `token_lifetime` (1.5 packet times) expires. A token naming a packet resends it.
+//! * **Receiver** (per host): a pacer sends one token per packet time (a full data packet on
+//!   the wire at the receiver's link rate) while some inbound flow needs one, to the next flow in round-robin
+//!   order (`policy = "fair"`) or to the one with the fewest packets left to token
+//!   (`"srpt"`, the testbed version of §VII). A flow whose unexpired tokens exceed one BDP is
+//!   downgraded (skipped) for `downgrade_rtts` RTTs: a token is unexpired until a packet sent on
+//!   a token arrives (they are answered in order) or one RTT plus its lifetime has passed.
+//!   Once every packet of a flow is tokened, the first missing one is tokened again after
+//!   `resend_after` without progress (default: the larger of 9 packet times, the simulator's,
+//!   and one base RTT, so that a packet in flight is not asked for twice).
+//! * **Sender backstop** (`cc/backstop.rs`, ccsim's).
+
+use super::backstop::Backstop;
+use super::{
+    AckInfo, BaseRtt, CtrlInfo, CtrlMsg, DataInfo, DataOut, FabricMode, HostCtx, Params,
+    ReceiverPart, Rx, Scheme, SchemeInfo, SenderPart, Tx,
+};
+use crate::net::{Mark, SchemeHdr};
+use crate::sim::input::ScenarioError;
+use crate::sim::quantity::Time;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// The scheme type of `phost`.
+pub struct PHost;
+
+/// Control codes: the sender's request to send (`hdr.a`: its free packets), and a token
+/// (`hdr.b` = 1 + the index of a packet to send again, 0: the next packet).
+pub const RTS: u8 = 1;
+pub const TOKEN: u8 = 2;
+const EXPIRY_TIMER: u8 = 0;
+const BACKSTOP_TIMER: u8 = 1;
+const PACER_TIMER: u8 = 0;
+
+impl Scheme for PHost {
+    const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "phost",
+        description: "pHost as the AMRT paper runs it: RTS plus one BDP of free tokens at line rate, then a receiver pacer sends one token per packet time round-robin over its flows (or SRPT), tokens expire after 1.5 packet times, a source with over a BDP of outstanding tokens is downgraded for 3 RTTs, missing packets re-tokened after a resend timeout. Lossy fabric.",
+        paper: "Gao et al., pHost: Distributed Near-Optimal Datacenter Transport Over Commodity Network Fabric, CoNEXT 2015 (settings of the AMRT paper, IEEE TNSM 2023, §VIII-A)",
+        base_rtt: BaseRtt::Path,
+        own_recovery: true,
+        fabric: FabricMode::Lossy,
+        ..SchemeInfo::BASE
+    }];
+    type Params = PHostParams;
+    type Sender = PHostSender;
+    type Receiver = PHostReceiver;
+    type Switch = ();
+    fn default_params(_: &str) -> PHostParams {
+        PHostParams::default()
+    }
+}
+
+/// Which inbound flow a receiver tokens next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// Round-robin over the flows that may have a token (§VIII-A).
+    Fair,
+    /// Fewest packets left to token first (the pHost paper; AMRT's testbed, §VII).
+    Srpt,
+}
+
+/// pHost parameters (module header: meaning, defaults, source).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PHostParams {
+    pub policy: Policy,
+    /// Packets a flow sends before any token; 0 = one BDP of its path.
+    pub free_tokens: u32,
+    /// A token unused for this many packet times expires.
+    pub token_lifetime: f64,
+    /// A source is skipped for this many RTTs when its outstanding tokens exceed one BDP.
+    pub downgrade_rtts: f64,
+    /// Re-token a missing packet after this long without progress; 0 = max(9 packet times,
+    /// one base RTT).
+    pub resend_after: Time,
+    /// The sender's backstop; 0 = four base RTTs.
+    pub sender_timeout: Time,
+}
+
+impl Default for PHostParams {
+    fn default() -> Self {
+        PHostParams {
+            policy: Policy::Fair,
+            free_tokens: 0,
+            token_lifetime: 1.5,
+            downgrade_rtts: 3.0,
+            resend_after: Time(0),
+            sender_timeout: Time(0),
+        }
+    }
+}
+
+impl Params for PHostParams {
+    fn validate(&self) -> Result<(), ScenarioError> {
+        for (field, v) in [
+            ("token_lifetime", self.token_lifetime),
+            ("downgrade_rtts", self.downgrade_rtts),
+        ] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(ScenarioError::new(
+                    &format!("cc.params.{field}"),
+                    "must be a number > 0",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The time of a full data packet of `wire_bytes` at `rate_bps`.
+fn packet_time_ps(wire_bytes: u64, rate_bps: u64) -> u64 {
+    crate::sim::tx_time_ps(wire_bytes, rate_bps.max(1)).max(1)
+}
+
+/// Free packets of a flow: the parameter, or one BDP of its path (at least one).
+fn free_packets(p: &PHostParams, size_packets: u64, bdp_bytes: u64, mtu: u64) -> u64 {
+    let free = if p.free_tokens > 0 {
+        p.free_tokens as u64
+    } else {
+        bdp_bytes.div_ceil(mtu).max(1)
+    };
+    free.min(size_packets)
+}
+
+/// Per-flow sender state.
+#[derive(Clone, Debug, Default)]
+pub struct PHostSender {
+    /// Free packets, and those not yet sent.
+    free: u64,
+    free_left: u64,
+    /// Expiry times of the tokens not yet used, oldest first.
+    tokens: VecDeque<u64>,
+    lifetime_ps: u64,
+    pub backstop: Backstop,
+    /// Tokens received, and those that expired unused.
+    pub tokens_received: u64,
+    pub tokens_expired: u64,
+}
+
+impl SenderPart<PHostParams> for PHostSender {
+    fn new(_: &PHostParams) -> Self {
+        PHostSender::default()
+    }
+    fn on_start(&mut self, p: &PHostParams, tx: &mut Tx) {
+        let mtu = tx.mtu_payload_bytes();
+        let packet_ps = packet_time_ps(tx.mtu_wire_bytes(), tx.last_hop_bps());
+        self.lifetime_ps = (p.token_lifetime * packet_ps as f64) as u64;
+        self.free = free_packets(p, tx.size_bytes().div_ceil(mtu), tx.bdp_bytes(), mtu);
+        self.free_left = self.free;
+        tx.ctl().credit_bytes = self.free_left * mtu;
+        let a = self.free_left.min(u32::MAX as u64) as u32;
+        tx.send_ctrl(RTS, SchemeHdr { a, b: 0 }, Mark::None);
+        self.backstop.start(tx, p.sender_timeout.0, BACKSTOP_TIMER);
+    }
+    fn on_send(&mut self, _: &PHostParams, _: &mut Tx, d: &mut DataOut) {
+        // A token is used before a free packet, so none waits behind the free ones to expire.
+        // The header tells the receiver the flow's free packets (as the RTS does) and whether
+        // this packet answers a token.
+        let on_token = self.tokens.pop_front().is_some();
+        if !on_token {
+            self.free_left = self.free_left.saturating_sub(1);
+        }
+        d.hdr = SchemeHdr {
+            a: self.free.min(u32::MAX as u64) as u32,
+            b: on_token as u32,
+        };
+    }
+    fn on_ctrl(&mut self, _: &PHostParams, tx: &mut Tx, c: &CtrlInfo) {
+        if c.code != TOKEN {
+            return;
+        }
+        self.tokens_received += 1;
+        self.backstop.heard(tx.now_ps);
+        if c.hdr.b > 0 {
+            let seq = (c.hdr.b as u64 - 1) * tx.mtu_payload_bytes();
+            if seq < tx.snd_nxt() {
+                tx.resend(seq);
+            }
+        }
+        let expiry = tx.now_ps + self.lifetime_ps;
+        if self.tokens.is_empty() {
+            tx.set_timer(EXPIRY_TIMER, expiry);
+        }
+        self.tokens.push_back(expiry);
+        let mtu = tx.mtu_payload_bytes();
+        let ctl = tx.ctl();
+        ctl.credit_bytes = ctl.credit_bytes.saturating_add(mtu);
+    }
+    fn on_ack(&mut self, _: &PHostParams, tx: &mut Tx, _: &AckInfo) {
+        self.backstop.heard(tx.now_ps);
+    }
+    fn on_timer(&mut self, _: &PHostParams, tx: &mut Tx, kind: u8) {
+        if kind == BACKSTOP_TIMER {
+            self.backstop.on_timer(tx, kind);
+            return;
+        }
+        let mtu = tx.mtu_payload_bytes();
+        while self.tokens.front().is_some_and(|&t| t <= tx.now_ps) {
+            self.tokens.pop_front();
+            self.tokens_expired += 1;
+            let ctl = tx.ctl();
+            ctl.credit_bytes = ctl.credit_bytes.saturating_sub(mtu);
+        }
+        if let Some(&next) = self.tokens.front() {
+            tx.set_timer(EXPIRY_TIMER, next);
+        }
+    }
+}
+
+/// Per-flow receiver state: nothing beyond the host's.
+#[derive(Clone, Debug, Default)]
+pub struct PHostReceiver;
+
+/// A receiving host's view of one inbound flow.
+#[derive(Clone, Debug, Default)]
+struct InFlow {
+    /// Send times of the tokens not yet answered nor expired, oldest first.
+    unexpired: VecDeque<u64>,
+    /// Packets tokened (free ones included), free ones, and packets that arrived whole.
+    tokened: u64,
+    free: u64,
+    arrived: u64,
+    packets: u64,
+    /// Every byte below it has arrived.
+    rcv_nxt: u64,
+    bdp_packets: u64,
+    rtt_ps: u64,
+    /// Skipped until then.
+    downgraded_until_ps: u64,
+    /// When the flow last made progress (a token sent, a packet arrived).
+    progress_ps: u64,
+}
+
+/// A receiving host: its inbound flows and its token pacer.
+#[derive(Clone, Debug, Default)]
+pub struct PHostHost {
+    flows: BTreeMap<u32, InFlow>,
+    /// The pacer's period and whether it is running.
+    tick_ps: u64,
+    running: bool,
+    /// The last flow tokened (round-robin cursor).
+    last: u32,
+    mtu: u64,
+    /// Tokens sent, and downgrades.
+    pub tokens_sent: u64,
+    pub downgrades: u64,
+}
+
+impl PHostReceiver {
+    /// Learn flow `rx` (with `free` free packets) at the host and start the pacer if idle.
+    fn note<'h>(host: &'h mut PHostHost, rx: &mut Rx, free: u64) -> &'h mut InFlow {
+        let mtu = rx.mtu_payload_bytes();
+        let bdp_bytes = (rx.base_rtt_ps() as u128 * rx.last_hop_bps() as u128
+            / 8
+            / crate::sim::PS_PER_S as u128) as u64;
+        let now = rx.now_ps;
+        if host.tick_ps == 0 {
+            host.tick_ps = packet_time_ps(rx.mtu_wire_bytes(), rx.last_hop_bps());
+            host.mtu = mtu;
+        }
+        if !host.running {
+            host.running = true;
+            rx.set_host_timer(PACER_TIMER, now);
+        }
+        let f = host.flows.entry(rx.flow_id()).or_insert_with(|| InFlow {
+            packets: rx.size_bytes().div_ceil(mtu),
+            bdp_packets: bdp_bytes.div_ceil(mtu).max(1),
+            rtt_ps: rx.base_rtt_ps(),
+            progress_ps: now,
+            ..InFlow::default()
+        });
+        f.free = f.free.max(free);
+        f.tokened = f.tokened.max(f.free);
+        f
+    }
+}
+
+impl ReceiverPart<PHostParams> for PHostReceiver {
+    type Host = PHostHost;
+    fn new(_: &PHostParams) -> Self {
+        PHostReceiver
+    }
+    fn on_ctrl(&mut self, host: &mut PHostHost, _: &PHostParams, rx: &mut Rx, c: &CtrlInfo) {
+        if c.code == RTS {
+            Self::note(host, rx, c.hdr.a as u64);
+        }
+    }
+    fn on_data(&mut self, host: &mut PHostHost, _: &PHostParams, rx: &mut Rx, d: &DataInfo) {
+        let (now, rcv_nxt) = (rx.now_ps, rx.rcv_nxt());
+        let duplicate = !d.in_order && d.seq < rcv_nxt;
+        let f = Self::note(host, rx, d.hdr.a as u64);
+        f.rcv_nxt = rcv_nxt;
+        if !d.trimmed && !duplicate {
+            f.arrived += 1;
+            f.progress_ps = now;
+            if d.hdr.b == 1 {
+                f.unexpired.pop_front();
+            }
+        }
+        if rcv_nxt >= rx.size_bytes() {
+            host.flows.remove(&rx.flow_id());
+        }
+    }
+    fn on_host_timer(host: &mut PHostHost, p: &PHostParams, hx: &mut HostCtx, _: u8) {
+        let now = hx.now_ps;
+        let mut next_wake = u64::MAX;
+        let mut pick: Option<(u64, u32, Option<u64>)> = None; // (key, flow, resend index)
+        for (&id, f) in host.flows.iter_mut() {
+            if f.downgraded_until_ps > now {
+                next_wake = next_wake.min(f.downgraded_until_ps);
+                continue;
+            }
+            let lifetime_ps = (p.token_lifetime * host.tick_ps as f64) as u64;
+            let oldest = now.saturating_sub(f.rtt_ps + lifetime_ps + host.tick_ps);
+            while f.unexpired.front().is_some_and(|&t| t < oldest) {
+                f.unexpired.pop_front();
+            }
+            if f.unexpired.len() as u64 > f.bdp_packets {
+                f.downgraded_until_ps = now + (p.downgrade_rtts * f.rtt_ps as f64) as u64;
+                host.downgrades += 1;
+                next_wake = next_wake.min(f.downgraded_until_ps);
+                continue;
+            }
+            let resend = if f.tokened < f.packets {
+                None
+            } else {
+                let after = if p.resend_after.0 > 0 {
+                    p.resend_after.0
+                } else {
+                    (9 * host.tick_ps).max(f.rtt_ps)
+                };
+                if now < f.progress_ps + after {
+                    next_wake = next_wake.min(f.progress_ps + after);
+                    continue;
+                }
+                Some(f.rcv_nxt / host.mtu.max(1))
+            };
+            let key = match p.policy {
+                // Round-robin: the first flow after the last one served, wrapping.
+                Policy::Fair => (id <= host.last) as u64,
+                Policy::Srpt => f.packets.saturating_sub(f.tokened),
+            };
+            if pick.is_none_or(|(k, pid, _)| (key, id) < (k, pid)) {
+                pick = Some((key, id, resend));
+            }
+        }
+        let Some((_, id, resend)) = pick else {
+            host.running = next_wake != u64::MAX;
+            if host.running {
+                hx.set_timer(PACER_TIMER, next_wake);
+            }
+            return;
+        };
+        let f = host.flows.get_mut(&id).expect("picked");
+        f.tokened += 1;
+        f.unexpired.push_back(now);
+        f.progress_ps = now;
+        host.last = id;
+        host.tokens_sent += 1;
+        let b = resend.map_or(0, |i| (i + 1).min(u32::MAX as u64) as u32);
+        hx.send_ctrl(CtrlMsg {
+            flow: id,
+            to_sender: true,
+            code: TOKEN,
+            hdr: SchemeHdr { a: 0, b },
+            mark: Mark::None,
+            ts_ps: now,
+        });
+        hx.set_timer(PACER_TIMER, now + host.tick_ps);
+    }
+}
