@@ -2,7 +2,7 @@
 //! 320-host fat-tree with WebSearch at 50% load for 5 ms of arrivals. Plain names run DCQCN;
 //! `<name>-<scheme>` runs the same scenario with another scheme; `incast-lossy` runs the incast
 //! with PFC off, 128-packet drop-tail queues and IRN recovery; `incast-amrt` runs AMRT on
-//! that lossy fabric. `fattree-k<K>` is the k-ary
+//! that lossy fabric, `incast-ndp` NDP with 8-packet queues. `fattree-k<K>` is the k-ary
 //! fat-tree (K^3/4 hosts, 100G everywhere) with WebSearch at 30% load and DCQCN for 0.5 ms:
 //! the same load per host at every size, so the cost per link traversal shows how it scales.
 
@@ -15,6 +15,7 @@ pub const NAMES: &[&str] = &[
     "incast-qcn",
     "incast-lossy",
     "incast-amrt",
+    "incast-ndp",
     "fattree",
     "fattree-hpcc",
     "fattree-k8",
@@ -84,6 +85,8 @@ pub fn scenario(name: &str) -> Option<String> {
     Some(match variant {
         "lossy" => lossy("dcqcn", IRN),
         "amrt" => lossy("amrt", ""),
+        // NDP's switches: 8-packet data queues that trim.
+        "ndp" => lossy("ndp", "").replace("queue_packets = 128", "queue_packets = 8"),
         _ => text.replace("SCHEME", variant),
     })
 }

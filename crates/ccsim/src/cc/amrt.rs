@@ -14,10 +14,13 @@
 //!   the testbed switch of §VI instead: the bit survives when at most one packet waits behind.
 //! * **Receiver** (§IV-B): one grant per data packet that arrives, echoing its room bit. A
 //!   grant entitles the sender to one packet, or two when it says "room". If nothing of a flow
-//!   arrives for `regrant_after` (one base RTT by default) while packets it is entitled to are
-//!   missing, the receiver re-issues a grant for each (naming the packet), which covers lost data
-//!   and lost grants alike. ccsim arms one such timer per flow, re-armed by every arrival and
-//!   grant; the paper times each grant.
+//!   arrives for `regrant_after` (one RTT by default: twice the data's smoothed one-way delay,
+//!   queueing included, at least the base RTT) while packets it is entitled to are
+//!   missing, or a gap below what arrived stays that long, the receiver re-issues a grant for
+//!   each missing packet (naming it), which covers lost data and lost grants alike. The paper
+//!   times each grant; ccsim times the flow (one lazily re-armed timer). A packet that arrives
+//!   beyond a gap also re-grants the packets it skipped at once (ccsim's: a flow keeps one path
+//!   and queues are FIFO, so they were lost).
 //! * **Sender** (§IV-C): line rate in the first RTT: `unscheduled` bytes (default one BDP of
 //!   the fabric's longest base RTT; the paper says the flow starts at line rate "in the first
 //!   RTT", so one BDP is inferred), then one packet per grant and two per grant with "room". No
@@ -92,7 +95,8 @@ pub struct AmrtParams {
     pub marking: Marking,
     /// Bytes sent at line rate before any grant; 0 = the fabric's BDP.
     pub unscheduled: Size,
-    /// Without an arrival for this long, missing packets are granted again; 0 = one base RTT.
+    /// Without an arrival for this long, missing packets are granted again; 0 = one RTT (twice
+    /// the data's smoothed one-way delay, at least the base RTT).
     pub regrant_after: Time,
     /// A sender that hears nothing for this long resends its first unacknowledged packet;
     /// 0 = four base RTTs.
@@ -187,6 +191,16 @@ impl SenderPart<AmrtParams> for AmrtSender {
 pub struct AmrtReceiver {
     /// Bytes the sender may have sent: its first RTT plus what the grants entitle.
     entitled_bytes: u64,
+    /// One past the highest byte that arrived, and when the last packet arrived.
+    seen_end: u64,
+    arrived_ps: u64,
+    /// The in-order point when a gap below `seen_end` was first seen, and when.
+    gap_at: u64,
+    gap_since_ps: u64,
+    /// The pending timer's time (0: none).
+    timer_ps: u64,
+    /// Smoothed one-way delay of the flow's data (gain 1/8), for the current RTT.
+    owd_ps: u64,
     /// Grants sent, re-issued grants among them, and data packets that arrived with room.
     pub grants: u64,
     pub regrants: u64,
@@ -199,14 +213,37 @@ impl AmrtReceiver {
         rx.send_ctrl(GRANT, SchemeHdr { a: room as u32, b }, Mark::None);
         self.grants += 1;
     }
-    fn arm(&self, p: &AmrtParams, rx: &mut Rx) {
-        let after = if p.regrant_after.0 > 0 {
+    /// One RTT: the parameter, or the current RTT (twice the data's smoothed one-way delay,
+    /// queueing included), at least the base RTT.
+    fn timeout_ps(&self, p: &AmrtParams, rx: &Rx) -> u64 {
+        let t = if p.regrant_after.0 > 0 {
             p.regrant_after.0
         } else {
-            rx.base_rtt_ps()
+            rx.base_rtt_ps().max(2 * self.owd_ps)
         };
-        let at = rx.now_ps + after.max(1);
-        rx.set_timer(REGRANT_TIMER, at);
+        t.max(1)
+    }
+    /// Grant again every packet in [`from`, `end`) that is still missing (at most
+    /// `MAX_REGRANTS`).
+    fn regrant_missing(&mut self, rx: &mut Rx, from: u64, end: u64) {
+        let mtu = rx.mtu_payload_bytes();
+        let mut idx = from / mtu;
+        let mut asked = 0;
+        while idx * mtu < end && asked < MAX_REGRANTS {
+            if !rx.has_arrived(idx * mtu) {
+                self.grant(rx, false, Some(idx));
+                self.regrants += 1;
+                asked += 1;
+            }
+            idx += 1;
+        }
+    }
+    /// Arm the timer at `at_ps` unless one is pending.
+    fn arm(&mut self, rx: &mut Rx, at_ps: u64) {
+        if self.timer_ps == 0 {
+            self.timer_ps = at_ps;
+            rx.set_timer(REGRANT_TIMER, at_ps);
+        }
     }
 }
 
@@ -218,37 +255,59 @@ impl ReceiverPart<AmrtParams> for AmrtReceiver {
     fn on_data(&mut self, _: &mut (), p: &AmrtParams, rx: &mut Rx, d: &DataInfo) {
         self.entitled_bytes = self.entitled_bytes.max(d.hdr.b as u64);
         let duplicate = !d.in_order && d.seq < rx.rcv_nxt();
-        let size = rx.size_bytes();
+        let (size, now, rcv_nxt) = (rx.size_bytes(), rx.now_ps, rx.rcv_nxt());
         if !duplicate && self.entitled_bytes < size {
             let room = d.hdr.a == 1;
             self.room_arrivals += room as u64;
             self.entitled_bytes += rx.mtu_payload_bytes() * (1 + room as u64);
             self.grant(rx, room, None);
         }
-        if rx.rcv_nxt() < size {
-            self.arm(p, rx);
+        self.arrived_ps = now;
+        let owd = now.saturating_sub(d.sent_ps);
+        self.owd_ps = if self.owd_ps == 0 {
+            owd
         } else {
-            rx.cancel_timer(REGRANT_TIMER);
+            (7 * self.owd_ps + owd) / 8
+        };
+        // A flow keeps one path and queues are FIFO: packets skipped by this one were lost.
+        // Grant each once now; the timer asks again for those still missing later.
+        if !duplicate && d.seq > rcv_nxt && d.seq > self.seen_end {
+            let from = self.seen_end.max(rcv_nxt);
+            self.regrant_missing(rx, from, d.seq);
+        }
+        self.seen_end = self.seen_end.max(d.seq + d.payload_bytes as u64);
+        if rcv_nxt != self.gap_at {
+            (self.gap_at, self.gap_since_ps) = (rcv_nxt, now);
+        }
+        if rcv_nxt < size {
+            let t = self.timeout_ps(p, rx);
+            self.arm(rx, now + t);
         }
     }
     fn on_timer(&mut self, _: &mut (), p: &AmrtParams, rx: &mut Rx, _: u8) {
-        // Nothing arrived for a timeout: every packet the sender was entitled to that is still
-        // missing was lost, or its grant was.
-        let mtu = rx.mtu_payload_bytes();
-        let end = self.entitled_bytes.min(rx.size_bytes());
-        let mut idx = rx.rcv_nxt() / mtu;
-        let mut asked = 0;
-        while idx * mtu < end && asked < MAX_REGRANTS {
-            if !rx.has_arrived(idx * mtu) {
-                self.grant(rx, false, Some(idx));
-                self.regrants += 1;
-                asked += 1;
-            }
-            idx += 1;
+        // The paper re-issues a grant whose data has not arrived within one RTT. ccsim times
+        // the flow instead: after a timeout without any arrival, every packet the sender was
+        // entitled to and that is missing was lost (or its grant was); a gap below what has
+        // arrived that stays a timeout long lost its first regrant too.
+        self.timer_ps = 0;
+        let (now, rcv_nxt, t) = (rx.now_ps, rx.rcv_nxt(), self.timeout_ps(p, rx));
+        if rcv_nxt >= rx.size_bytes() {
+            return;
         }
-        if rx.rcv_nxt() < rx.size_bytes() {
-            self.arm(p, rx);
+        if now >= self.arrived_ps + t {
+            let end = self.entitled_bytes.min(rx.size_bytes());
+            self.regrant_missing(rx, rcv_nxt, end);
+            (self.arrived_ps, self.gap_since_ps) = (now, now);
+        } else if self.seen_end > rcv_nxt && now >= self.gap_since_ps + t {
+            let end = self.seen_end;
+            self.regrant_missing(rx, rcv_nxt, end);
+            self.gap_since_ps = now;
         }
+        let mut next = self.arrived_ps + t;
+        if self.seen_end > rcv_nxt {
+            next = next.min(self.gap_since_ps + t);
+        }
+        self.arm(rx, next.max(now + 1));
     }
 }
 

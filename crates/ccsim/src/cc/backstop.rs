@@ -43,7 +43,13 @@ impl Backstop {
             c.credit_bytes = c.credit_bytes.saturating_add(mtu);
             self.heard_ps = tx.now_ps;
         }
-        let next = (self.heard_ps + self.timeout_ps).max(tx.now_ps + 1);
+        // Nothing to resend (all acknowledged so far): wait a whole timeout again.
+        let deadline = self.heard_ps + self.timeout_ps;
+        let next = if deadline > tx.now_ps {
+            deadline
+        } else {
+            tx.now_ps + self.timeout_ps
+        };
         tx.set_timer(kind, next);
     }
 }

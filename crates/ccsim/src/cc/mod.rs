@@ -52,6 +52,7 @@ registry! {
     Rcc => rcc::Rcc,
     Amrt => amrt::Amrt,
     PHost => phost::PHost,
+    Ndp => ndp::Ndp,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
     #[cfg(test)]
