@@ -30,7 +30,14 @@ def jain_index(values: Sequence[float]) -> float:
     >>> jain_index([5.0, 5.0]), jain_index([1.0, 0.0])
     (1.0, 0.5)
     """
-    return float(sum(values) ** 2 / (len(values) * sum(x * x for x in values)))
+    values = [float(x) for x in values]
+    if not values or any(not x >= 0 for x in values):  # negative or NaN
+        raise ClaimError(
+            f"jain_index: needs one or more rates >= 0, got {values[:5]}"
+            + (" ..." if len(values) > 5 else "")
+        )
+    total_sq = sum(x * x for x in values)
+    return 1.0 if total_sq == 0 else float(sum(values) ** 2 / (len(values) * total_sq))
 
 
 def percentile(values: Sequence[float], p: float) -> float:

@@ -319,3 +319,11 @@ def test_pauses_of_one_priority_need_recorded_events(tmp_path: Path) -> None:
     off = ccsim.run({**scenario, "output": {"pfc_events": False}}, out=tmp_path / "off")
     with pytest.raises(ex.ClaimError, match="pfc_events = true"):
         measures.pauses(SweepResult.from_run(off), prio=3)
+
+
+def test_jain_index_refuses_what_has_no_index() -> None:
+    assert measures.jain_index([3.0, 3.0, 3.0]) == 1.0
+    assert measures.jain_index([0.0, 0.0]) == 1.0  # all equal: fair, though idle
+    for bad in ([], [-1.0, 1.0], [float("nan"), 1.0]):
+        with pytest.raises(measures.ClaimError, match="jain_index"):
+            measures.jain_index(bad)

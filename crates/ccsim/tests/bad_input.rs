@@ -559,3 +559,99 @@ fn bad_size_classes_are_named() {
         );
     }
 }
+
+/// Every scheme parameter at zero (in its own unit) either runs or is refused with an error
+/// naming it; none panics (a zero that becomes a divisor once did: QCN's `ref_rate`).
+#[test]
+fn every_scheme_parameter_at_zero_runs_or_is_named() {
+    fn zero_of(v: &toml::Value) -> Option<String> {
+        match v {
+            toml::Value::Integer(_) => Some("0".into()),
+            toml::Value::Float(_) => Some("0.0".into()),
+            toml::Value::String(s) => {
+                let unit: String = s
+                    .chars()
+                    .skip_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                (!unit.is_empty() && s.starts_with(|c: char| c.is_ascii_digit()))
+                    .then(|| format!("\"0{unit}\""))
+            }
+            _ => None,
+        }
+    }
+    fn keys(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
+        for (k, v) in t {
+            let key = format!("{prefix}.{k}");
+            match v {
+                toml::Value::Table(sub) => keys(&key, sub, out),
+                v => out.extend(zero_of(v).map(|z| (key, z))),
+            }
+        }
+    }
+    for info in ccsim::cc::schemes() {
+        let params = ccsim::cc::CcParams::parse(info.name, &toml::Table::new())
+            .unwrap()
+            .to_table();
+        let mut zeros = Vec::new();
+        keys("cc.params", &params, &mut zeros);
+        let lossy = info.fabric == ccsim::cc::FabricMode::Lossy;
+        let fabric = if lossy {
+            "[fabric]\npfc = { enabled = false }\n"
+        } else {
+            ""
+        };
+        let toml = format!(
+            "duration = \"200us\"\n[topology]\nkind = \"star\"\nhosts = 3\nlink = {{ rate = \"10Gbps\", delay = \"1us\" }}\n{fabric}[cc]\nscheme = \"{}\"\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"30KB\"\n[[flows]]\nsrc = 1\ndst = 2\nsize = \"30KB\"\n",
+            info.name
+        );
+        for (key, zero) in zeros {
+            let set = format!("{key}={zero}");
+            let outcome = std::panic::catch_unwind(|| {
+                let sc = ccsim::Scenario::load(
+                    &toml,
+                    std::path::Path::new("."),
+                    None,
+                    std::slice::from_ref(&set),
+                );
+                match sc.and_then(|s| s.build()) {
+                    Err(e) => Err(e.to_string()),
+                    Ok(mut sim) => sim.run().map_err(|e| e.to_string()),
+                }
+            });
+            match outcome {
+                Err(_) => panic!("{}: {set} panicked", info.name),
+                Ok(Err(e)) if e.contains("stall") || e.contains("collapse") => {}
+                // The error names a parameter (it, or the one it must stay below).
+                Ok(Err(e)) => assert!(
+                    e.contains("cc.params."),
+                    "{}: {set}: the error must name it: {e}",
+                    info.name
+                ),
+                Ok(Ok(())) => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn sizes_that_cannot_carry_a_packet_and_inverted_timeouts_are_named() {
+    let lossy = ["fabric.pfc.enabled=false"];
+    for (set, field) in [
+        ("host.ack_bytes=0", "host.ack_bytes"),
+        ("fabric.pfc.frame_bytes=0", "fabric.pfc.frame_bytes"),
+        (
+            "fabric.loss={mode=\"drop_tail\", queue_bytes=\"500B\"}",
+            "fabric.loss.queue_bytes",
+        ),
+        (
+            "host.recovery={mode=\"irn\", rto_low=\"500us\", rto_high=\"100us\"}",
+            "host.recovery.rto_low",
+        ),
+    ] {
+        let mut overrides = vec![set];
+        if set.starts_with("fabric.loss") || set.starts_with("host.recovery") {
+            overrides.extend(lossy);
+        }
+        assert_mentions(&error_of(BASE, &overrides), &[field]);
+    }
+}

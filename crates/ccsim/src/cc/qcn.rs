@@ -107,6 +107,9 @@ impl Params for QcnParams {
         if self.q_eq.0 == 0 {
             return e("q_eq", "must be > 0");
         }
+        if self.ref_rate.0 == 0 {
+            return e("ref_rate", "must be > 0 bps (the rate the constants are given at)");
+        }
         if !(self.w >= 0.0 && self.w.is_finite()) {
             return e("w", "must be >= 0");
         }

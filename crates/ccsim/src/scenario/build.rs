@@ -215,6 +215,32 @@ impl Scenario {
                 ));
             }
         }
+        for (field, bytes) in [
+            ("host.ack_bytes", h.ack_bytes),
+            ("fabric.pfc.frame_bytes", f.pfc.frame_bytes),
+        ] {
+            if bytes == 0 {
+                return Err(ScenarioError::new(
+                    field,
+                    "must be > 0 bytes: every packet occupies the wire",
+                ));
+            }
+        }
+        // A drop-tail queue must hold at least one full data packet.
+        let packet = h.mtu_payload_bytes as u64 + (h.header_bytes + info.header_bytes) as u64;
+        if let Some(l) = &f.loss {
+            for (field, limit) in [("queue_bytes", l.queue_bytes), ("port_bytes", l.port_bytes)] {
+                if let Some(b) = limit.filter(|b| b.0 > 0 && b.0 < packet) {
+                    return Err(ScenarioError::new(
+                        &format!("fabric.loss.{field}"),
+                        format!(
+                            "{} B cannot hold one {packet}-byte data packet; give at least {packet}B",
+                            b.0
+                        ),
+                    ));
+                }
+            }
+        }
         if h.window.is_some_and(|w| w.0 == 0) {
             return Err(ScenarioError::new(
                 "host.window",

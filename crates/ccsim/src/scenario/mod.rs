@@ -243,6 +243,12 @@ fn resolve_fabric_mode(
             ));
         }
     }
+    if r.rto_low > r.rto_high {
+        return Err(ScenarioError::new(
+            "host.recovery.rto_low",
+            "must not exceed rto_high (IRN uses the low timeout while few packets are in flight)",
+        ));
+    }
     Ok(())
 }
 
