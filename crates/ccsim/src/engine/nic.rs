@@ -7,7 +7,7 @@
 use crate::cc::DataOut;
 use crate::engine::Simulation;
 use crate::net::config::Scheduler;
-use crate::net::{Packet, PktKind, ACK_REQ, PATH_KEY_MASK};
+use crate::net::{Packet, PktKind, SchemeHdr, ACK_REQ, PATH_KEY_MASK};
 use crate::sim::Event;
 
 impl Simulation {
@@ -96,6 +96,7 @@ impl Simulation {
         if rtx != u64::MAX || seq + payload as u64 - f.snd_una >= f.ctl.window_bytes {
             data.aux = ACK_REQ;
         }
+        let pkt = self.pkts.alloc(data);
         if rtx != u64::MAX {
             self.next_retransmission(fid, seq + payload as u64);
         } else {
@@ -116,13 +117,13 @@ impl Simulation {
             payload_bytes: payload,
             size_bytes: size,
             retransmit: rtx != u64::MAX,
-            hdr: data.hdr,
+            hdr: SchemeHdr::default(),
             path_key: 0,
         };
         self.sender_hook(fid, |cc, s, tx| cc.on_send(s, tx, &mut out));
-        data.hdr = out.hdr;
-        data.aux |= out.path_key & PATH_KEY_MASK;
-        let pkt = self.pkts.alloc(data);
+        let p = &mut self.pkts[pkt];
+        p.hdr = out.hdr;
+        p.aux |= out.path_key & PATH_KEY_MASK;
         if !self.ctrl_out.is_empty() {
             self.flush_flow_ctrl(false);
         }
