@@ -23,7 +23,7 @@ use crate::metrics::Metrics;
 use crate::net::config::{DropMode, PfcMode, Scheduler};
 use crate::net::mmu::BufferState;
 use crate::net::{Arena, IntStack, PktKind, Port};
-use crate::sim::{Event, EventQueue, Rng, TimerOwner};
+use crate::sim::{Event, EventQueue, RawEvent, Rng, TimerOwner, TAG_ARRIVE, TAG_TX_DONE};
 use crate::topo::{Routes, Topology};
 use crate::transport::loss::Recovery;
 use crate::transport::Flow;
@@ -218,7 +218,7 @@ impl Simulation {
             if self.flows_open == 0 && !self.flows.is_empty() {
                 return Ok(true);
             }
-            let Some((t, ev)) = self.q.pop() else {
+            let Some((t, ev)) = self.q.pop_raw() else {
                 return match self.stalled() {
                     Some(e) => Err(e),
                     None => Ok(true),
@@ -405,17 +405,21 @@ impl Simulation {
         }
     }
 
+    /// Run event `ev`: the two a run is made of straight from their stored form, the rest
+    /// decoded.
     #[inline(always)]
-    fn dispatch(&mut self, ev: Event) {
-        match ev {
-            Event::TxDone { port } => {
+    fn dispatch(&mut self, ev: RawEvent) {
+        match ev.tag() {
+            TAG_TX_DONE => {
+                let port = ev.a();
                 let p = &mut self.ports[port as usize];
                 if p.txdone_at_ps == self.now_ps {
                     p.txdone_at_ps = u64::MAX;
                     self.port_kick(port);
                 }
             }
-            Event::Arrive { port, pkt } => {
+            TAG_ARRIVE => {
+                let (port, pkt) = (ev.a(), ev.b());
                 let node = self.ports[port as usize].node;
                 match self.pkts[pkt].kind {
                     PktKind::Pause | PktKind::Resume => self.pfc_receive(port, pkt),
@@ -425,6 +429,15 @@ impl Simulation {
                     _ => self.host_receive(pkt),
                 }
             }
+            _ => self.dispatch_other(ev.event()),
+        }
+    }
+
+    /// The events other than packet arrivals and transmit completions.
+    #[inline(never)]
+    fn dispatch_other(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone { .. } | Event::Arrive { .. } => unreachable!("dispatched raw"),
             Event::FlowStart { flow } => self.flow_start(flow),
             Event::FlowStop { flow } => self.flow_stop(flow),
             Event::NicWake { host } => {

@@ -11,7 +11,9 @@ pub mod queue;
 pub mod rng;
 pub mod units;
 
-pub use queue::{Event, EventQueue, TimerEpochs, TimerOwner, TIMER_KINDS};
+pub use queue::{
+    Event, EventQueue, RawEvent, TimerEpochs, TimerOwner, TAG_ARRIVE, TAG_TX_DONE, TIMER_KINDS,
+};
 pub use rng::Rng;
 pub use units::*;
 
