@@ -655,3 +655,20 @@ fn sizes_that_cannot_carry_a_packet_and_inverted_timeouts_are_named() {
         assert_mentions(&error_of(BASE, &overrides), &[field]);
     }
 }
+
+#[test]
+fn a_flow_that_starts_after_the_run_ends_draws_a_warning() {
+    let toml = format!("duration = \"1ms\"\n{BASE}");
+    let late = ["flows.0.start=\"2ms\""].map(String::from);
+    let sc = ccsim::Scenario::load(&toml, std::path::Path::new("."), None, &late).unwrap();
+    let sim = sc.build().unwrap();
+    assert!(
+        sim.warnings
+            .iter()
+            .any(|w| w.starts_with("flows: 1 of") && w.contains("duration")),
+        "{:?}",
+        sim.warnings
+    );
+    let sc = ccsim::Scenario::load(&toml, std::path::Path::new("."), None, &[]).unwrap();
+    assert!(sc.build().unwrap().warnings.is_empty());
+}

@@ -111,6 +111,14 @@ impl Scenario {
             watchdog: Default::default(),
         };
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
+        let late = specs.iter().filter(|f| f.start_ps >= stop_ps).count();
+        if late > 0 {
+            sim.warnings.push(format!(
+                "flows: {late} of {} start at or after `duration` ({}) and never run; start them earlier or lengthen duration",
+                specs.len(),
+                crate::sim::fmt_time(stop_ps)
+            ));
+        }
         self.setup_probes(&mut sim)?;
         sim.watchdog.after_ps = c.host.stall_after.0;
         if sim.watchdog.after_ps > 0 && !sim.flows.is_empty() {
