@@ -56,10 +56,7 @@ load = 0.3
 stop = "0.5ms"
 "#;
 
-/// The lossy fabric (128-packet drop-tail queues) that `-lossy` and the lossy schemes run on.
-const LOSSY_FABRIC: &str = r#"
-fabric = { pfc = { enabled = false }, loss = { mode = "drop_tail", queue_packets = 128 } }"#;
-/// What `-lossy` adds before the workload: the lossy fabric and IRN recovery.
+/// What `-lossy` adds to its lossy fabric: IRN recovery.
 const IRN: &str = r#"
 host = { recovery = { mode = "irn" } }"#;
 
@@ -76,17 +73,17 @@ pub fn scenario(name: &str) -> Option<String> {
         "incast" => INCAST,
         _ => FATTREE,
     };
-    let lossy = |scheme: &str, extra: &str| {
-        text.replace("SCHEME", scheme).replace(
-            "\n[[workload]]",
-            &format!("{LOSSY_FABRIC}{extra}\n[[workload]]"),
-        )
+    // The lossy fabric: drop-tail queues of `queue_packets`, then what `extra` adds.
+    let lossy = |scheme: &str, queue_packets: u32, extra: &str| {
+        let fabric = format!("\nfabric = {{ pfc = {{ enabled = false }}, loss = {{ mode = \"drop_tail\", queue_packets = {queue_packets} }} }}");
+        text.replace("SCHEME", scheme)
+            .replace("\n[[workload]]", &format!("{fabric}{extra}\n[[workload]]"))
     };
     Some(match variant {
-        "lossy" => lossy("dcqcn", IRN),
-        "amrt" => lossy("amrt", ""),
+        "lossy" => lossy("dcqcn", 128, IRN),
+        "amrt" => lossy("amrt", 128, ""),
         // NDP's switches: 8-packet data queues that trim.
-        "ndp" => lossy("ndp", "").replace("queue_packets = 128", "queue_packets = 8"),
+        "ndp" => lossy("ndp", 8, ""),
         _ => text.replace("SCHEME", variant),
     })
 }

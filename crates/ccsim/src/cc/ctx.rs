@@ -167,14 +167,8 @@ impl<'a> Rx<'a> {
     /// Send a control packet from this host to the sender of any flow (a grant, a pull, a
     /// token to the flow a host-wide schedule picked), stamped with the current time.
     pub fn send_ctrl_to(&mut self, flow: u32, code: u8, hdr: SchemeHdr) {
-        self.out.push(CtrlMsg {
-            flow,
-            to_sender: true,
-            code,
-            hdr,
-            mark: Mark::None,
-            ts_ps: self.now_ps,
-        });
+        self.out
+            .push(CtrlMsg::to_sender(flow, code, hdr, self.now_ps));
     }
 }
 
@@ -302,7 +296,7 @@ impl Rx<'_> {
 }
 
 /// What a host timer hook may touch: the clock, the host's timers and inbound flows, the
-/// schemes' random stream, and control packets to send (to any flow's sender or receiver).
+/// schemes' random stream, and control packets to any flow's sender.
 pub struct HostCtx<'a> {
     pub now_ps: u64,
     pub host: u32,
@@ -351,9 +345,10 @@ impl<'a> HostCtx<'a> {
             at_ps,
         );
     }
-    /// Send a control packet for `msg.flow`.
-    pub fn send_ctrl(&mut self, msg: CtrlMsg) {
-        self.out.push(msg);
+    /// Send a control packet from this host to the sender of any flow (`Rx::send_ctrl_to`).
+    pub fn send_ctrl_to(&mut self, flow: u32, code: u8, hdr: SchemeHdr) {
+        self.out
+            .push(CtrlMsg::to_sender(flow, code, hdr, self.now_ps));
     }
 }
 

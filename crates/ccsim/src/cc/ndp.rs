@@ -22,10 +22,10 @@
 
 use super::backstop::Backstop;
 use super::{
-    AckInfo, BaseRtt, CtrlInfo, CtrlMsg, DataInfo, DataOut, FabricMode, HostCtx, Params,
+    AckInfo, BaseRtt, CtrlInfo, DataInfo, DataOut, FabricMode, HostCtx, Params,
     ReceiverPart, Rx, Scheme, SchemeInfo, SenderPart, Tx,
 };
-use crate::net::{Mark, SchemeHdr};
+use crate::net::SchemeHdr;
 use crate::sim::quantity::{Size, Time};
 use std::collections::BTreeMap;
 
@@ -176,14 +176,7 @@ impl ReceiverPart<NdpParams> for NdpReceiver {
         }
         host.last = id;
         host.pulls += 1;
-        hx.send_ctrl(CtrlMsg {
-            flow: id,
-            to_sender: true,
-            code: PULL,
-            hdr: SchemeHdr::default(),
-            mark: Mark::None,
-            ts_ps: hx.now_ps,
-        });
+        hx.send_ctrl_to(id, PULL, SchemeHdr::default());
         hx.set_timer(PACER_TIMER, hx.now_ps + host.tick_ps);
     }
 }

@@ -24,7 +24,7 @@
 
 use super::backstop::Backstop;
 use super::{
-    AckInfo, BaseRtt, CtrlInfo, CtrlMsg, DataInfo, DataOut, FabricMode, HostCtx, Params,
+    AckInfo, BaseRtt, CtrlInfo, DataInfo, DataOut, FabricMode, HostCtx, Params,
     ReceiverPart, Rx, Scheme, SchemeInfo, SenderPart, Tx,
 };
 use crate::net::{Mark, SchemeHdr};
@@ -372,14 +372,7 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
         host.last = id;
         host.tokens_sent += 1;
         let b = resend.map_or(0, |i| (i + 1).min(u32::MAX as u64) as u32);
-        hx.send_ctrl(CtrlMsg {
-            flow: id,
-            to_sender: true,
-            code: TOKEN,
-            hdr: SchemeHdr { a: 0, b },
-            mark: Mark::None,
-            ts_ps: now,
-        });
+        hx.send_ctrl_to(id, TOKEN, SchemeHdr { a: 0, b });
         hx.set_timer(PACER_TIMER, now + host.tick_ps);
     }
 }

@@ -322,6 +322,20 @@ pub struct CtrlMsg {
     pub ts_ps: u64,
 }
 
+impl CtrlMsg {
+    /// A control packet to `flow`'s sender (a grant, a token, a pull), stamped at `now_ps`.
+    pub fn to_sender(flow: u32, code: u8, hdr: SchemeHdr, now_ps: u64) -> CtrlMsg {
+        CtrlMsg {
+            flow,
+            to_sender: true,
+            code,
+            hdr,
+            mark: Mark::None,
+            ts_ps: now_ps,
+        }
+    }
+}
+
 /// Window at line rate of a BDP-window scheme: its `base_window` parameter, or (0) the fabric's
 /// bandwidth-delay product at the flow's line rate.
 pub(crate) fn base_window_bytes(base_window: crate::sim::quantity::Size, tx: &Tx) -> u64 {
