@@ -145,17 +145,31 @@ def sending_gbps(
 
 
 def utilization(
-    res: SweepResult, after_us: float = 0, link: str | None = None, agg: str = "mean", **where: Any
+    res: SweepResult,
+    after_us: float = 0,
+    link: str | None = None,
+    until_us: float = math.inf,
+    agg: str = "mean",
+    **where: Any,
 ) -> float:
-    """Mean utilization of probed ``link`` (default: every probed link) from ``after_us`` on."""
-    return _per_run(res, "queues", after_us, _link_mean(link, "utilization", 1.0), agg, where)
+    """Mean utilization of probed ``link`` (default: every probed link) over
+    ``[after_us, until_us)``."""
+    fn = _link_mean(link, "utilization", 1.0, until_us)
+    return _per_run(res, "queues", after_us, fn, agg, where)
 
 
 def queue_kb(
-    res: SweepResult, after_us: float = 0, link: str | None = None, agg: str = "mean", **where: Any
+    res: SweepResult,
+    after_us: float = 0,
+    link: str | None = None,
+    until_us: float = math.inf,
+    agg: str = "mean",
+    **where: Any,
 ) -> float:
-    """Mean queue length (KB) of probed ``link`` (default: every probed link) from ``after_us``."""
-    return _per_run(res, "queues", after_us, _link_mean(link, "queue_bytes", 1e-3), agg, where)
+    """Mean queue length (KB) of probed ``link`` (default: every probed link) over
+    ``[after_us, until_us)``."""
+    fn = _link_mean(link, "queue_bytes", 1e-3, until_us)
+    return _per_run(res, "queues", after_us, fn, agg, where)
 
 
 def flow_queue_kb(
@@ -610,12 +624,17 @@ def _per_run(
     return aggregate(values, agg, table)
 
 
-def _link_mean(link: str | None, column: str, scale: float) -> Callable[[pd.DataFrame], float]:
+def _link_mean(
+    link: str | None, column: str, scale: float, until_us: float = math.inf
+) -> Callable[[pd.DataFrame], float]:
     def one(queues: pd.DataFrame) -> float:
         if link is not None:
             queues = queues[queues["link"] == link]
             if queues.empty:
                 raise ClaimError(f"link `{link}` is not probed; name a port in [output] queues")
+        queues = queues[queues["time_us"] < until_us]
+        if queues.empty:
+            raise ClaimError(f"no queue samples before {until_us} us")
         return float(queues[column].mean() * scale)
 
     return one

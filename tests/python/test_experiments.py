@@ -66,7 +66,7 @@ def test_reproduce_quick_prints_claims_with_numbers(tmp_path: Path) -> None:
 
 
 PAPER_ENTRIES = [
-    e for e in ENTRIES if e.startswith(("acc-fig", "pcn-", "rcc-")) or e == "acc-table2"
+    e for e in ENTRIES if e.startswith(("acc-fig", "amrt-", "pcn-", "rcc-")) or e == "acc-table2"
 ]
 # Claims that are the issues' must-shows and hold at the quick size in ccsim.
 MUST_HOLD = {
@@ -99,6 +99,10 @@ MUST_HOLD = {
         "ACC keeps the bottleneck full after the halt (Fig. 10(c): the aggregate at C = 100 Gb/s; within 2%)",
         "ACC keeps a smaller standing queue than DCQCN and TIMELY (Fig. 10(a))",
     ],
+    "amrt-fig11-13": [
+        "Fig. 11(b): once f0 ends, AMRT's f1 fills the bottleneck (at least 95% busy, f1 at least 95% of 9.68 Gb/s of goodput)",
+        "Fig. 13(d): after f2 joins, AMRT's f1 rises from 5 to about 6.6 Gb/s (within 10%)",
+    ],
     "rcc-fig6": "all",
     "rcc-fig7-8": ["RCC: the incast's aggregate goodput is ~95 Gb/s (paper: 94.98 Gb/s)"],
     "rcc-fig15": [
@@ -129,7 +133,7 @@ MUST_HOLD = {
 
 @pytest.mark.parametrize("name", sorted(set(PAPER_ENTRIES) - {"acc-fig10-baselines"}))
 def test_paper_entries_measure_every_claim(tmp_path: Path, name: str) -> None:
-    """Each ACC, PCN and RCC entry runs at its quick size and measures every claim (holds or fails with its
+    """Each ACC, AMRT, PCN and RCC entry runs at its quick size and measures every claim (holds or fails with its
     numbers, never an error); the must-show claims hold. A claim of the paper that ccsim does
     not reproduce at this size is reported, not hidden: see the entry's description."""
     proc = ccsim_cli("reproduce", name, "--quick", "--catalog", str(CATALOG), cwd=tmp_path)

@@ -56,19 +56,28 @@ fn a_lone_flow_meets_its_ideal_fct_within_one_rtt() {
 
 #[test]
 fn a_lossy_16_to_1_incast_drops_and_delivers_every_byte_once() {
-    for scheme in SCHEMES {
+    // pHost twice: paced, and clocked by arrivals (its pacer then only re-tokens holes).
+    let cases = SCHEMES
+        .iter()
+        .map(|s| (*s, ""))
+        .chain([("phost", "clock = \"arrival\"")]);
+    for (scheme, params) in cases {
         let toml = lossy(
             scheme,
             r#"[topology]
             kind = "star"
             hosts = 17
             link = { rate = "100Gbps", delay = "1us" }"#,
-            r#"[[workload]]
-            kind = "incast"
-            senders = 16
-            receiver = 16
-            size = "1MB"
-            at = "0us""#,
+            &format!(
+                r#"[cc.params]
+                {params}
+                [[workload]]
+                kind = "incast"
+                senders = 16
+                receiver = 16
+                size = "1MB"
+                at = "0us""#
+            ),
         );
         let (_, sim, r) = run(&toml);
         assert_buffers_empty(&sim);
@@ -107,4 +116,36 @@ fn anti_ecn_fills_k_idle_slots_in_k_rtts_one_room_grant_a_round() {
         (room - k).abs() <= 2,
         "{room} room grants; k = {k} idle slots (n = {n})"
     );
+}
+
+#[test]
+fn arrival_clocked_phost_keeps_its_free_packets_in_flight() {
+    // clock = "arrival" (the pHost the AMRT paper describes, §III-A): each arriving packet earns
+    // one token, so a lone flow with m free packets keeps m in flight: one window of m packets
+    // per base RTT, whatever the link could carry. The paced pHost fills the link instead.
+    let toml = |clock: &str| {
+        lossy(
+            "phost",
+            r#"[topology]
+            kind = "star"
+            hosts = 2
+            link = { rate = "10Gbps", delay = "5us" }"#,
+            &format!(
+                "[cc.params]\nfree_tokens = 8\nclock = \"{clock}\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"1MB\"\n"
+            ),
+        )
+    };
+    let (_, sim, r) = run(&toml("arrival"));
+    assert_conserved("phost", &r, 1_000_000);
+    let f = &sim.flows[0];
+    let fct = (f.finish_ps - f.start_ps) as f64;
+    let windowed = 1000.0 / 8.0 * f.base_rtt_ps as f64;
+    assert!(
+        (fct / windowed - 1.0).abs() < 0.05,
+        "FCT {fct} ps, 125 windows of one base RTT: {windowed} ps"
+    );
+    let (_, sim, r) = run(&toml("paced"));
+    assert_conserved("phost", &r, 1_000_000);
+    let f = &sim.flows[0];
+    assert!(f.finish_ps - f.start_ps <= f.ideal_fct_ps + f.base_rtt_ps);
 }

@@ -115,6 +115,9 @@ fn scenario(seed: u64) -> String {
         seed % 1000
     );
     s += &format!("[cc]\nscheme = \"{}\"\n", info.name);
+    if info.name == "phost" && d.chance(50) {
+        s += "params = { clock = \"arrival\" }\n";
+    }
     s += &format!(
         "[fabric]\nbuffer = \"{}\"\n",
         d.pick(&["2MB", "4MB", "12MB", "32MB"])

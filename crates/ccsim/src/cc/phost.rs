@@ -20,6 +20,13 @@
 //!   Once every packet of a flow is tokened, the first missing one is tokened again after
 //!   `resend_after` without progress (default: the larger of 9 packet times, the simulator's,
 //!   and one base RTT, so that a packet in flight is not asked for twice).
+//! * **`clock = "arrival"`** (ccsim's option): pHost as the AMRT paper's §III-A and §VII
+//!   describe the one they measured: "once a packet arrives at the receiver, a corresponding
+//!   grant is generated". Each data packet that arrives whole earns its own flow one token at
+//!   once, so a flow keeps its free packets (one BDP) in flight, clocked by its arrivals, and
+//!   the pacer only re-tokens a flow's first missing packet after `resend_after` without
+//!   progress (which also restarts a flow whose packets were all lost). `policy` and
+//!   downgrading then play no part.
 //! * **Sender backstop** (`cc/backstop.rs`, ccsim's).
 
 use super::backstop::Backstop;
@@ -73,11 +80,22 @@ pub enum Policy {
     Srpt,
 }
 
+/// What paces a receiver's tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Clock {
+    /// One token per packet time from the receiver's pacer (the pHost paper; AMRT §VIII-A).
+    Paced,
+    /// One token per data packet that arrives, to its flow (AMRT §III-A and §VII).
+    Arrival,
+}
+
 /// pHost parameters (module header: meaning, defaults, source).
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PHostParams {
     pub policy: Policy,
+    pub clock: Clock,
     /// Packets a flow sends before any token; 0 = one BDP of its path.
     pub free_tokens: u32,
     /// A token unused for this many packet times expires.
@@ -95,6 +113,7 @@ impl Default for PHostParams {
     fn default() -> Self {
         PHostParams {
             policy: Policy::Fair,
+            clock: Clock::Paced,
             free_tokens: 0,
             token_lifetime: 1.5,
             downgrade_rtts: 3.0,
@@ -299,7 +318,7 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
             Self::note(host, rx, c.hdr.a as u64);
         }
     }
-    fn on_data(&mut self, host: &mut PHostHost, _: &PHostParams, rx: &mut Rx, d: &DataInfo) {
+    fn on_data(&mut self, host: &mut PHostHost, p: &PHostParams, rx: &mut Rx, d: &DataInfo) {
         let (now, rcv_nxt) = (rx.now_ps, rx.rcv_nxt());
         let duplicate = !d.in_order && d.seq < rcv_nxt;
         let f = Self::note(host, rx, d.hdr.a as u64);
@@ -309,6 +328,11 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
             f.progress_ps = now;
             if d.hdr.b == 1 {
                 f.unexpired.pop_front();
+            }
+            if p.clock == Clock::Arrival && f.tokened < f.packets {
+                f.tokened += 1;
+                host.tokens_sent += 1;
+                rx.send_ctrl(TOKEN, SchemeHdr { a: 0, b: 0 }, Mark::None);
             }
         }
         if rcv_nxt >= rx.size_bytes() {
@@ -335,7 +359,7 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
                 next_wake = next_wake.min(f.downgraded_until_ps);
                 continue;
             }
-            let resend = if f.tokened < f.packets {
+            let resend = if f.tokened < f.packets && p.clock == Clock::Paced {
                 None
             } else {
                 let after = if p.resend_after.0 > 0 {
