@@ -288,23 +288,7 @@ fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
             ));
         }
     }
-    // The run ends when the last flow finishes; on a lossy fabric, spurious retransmissions
-    // may still be queued then. What a switch has charged must be exactly what it holds.
-    for sw in &sim.switches {
-        let queued: u64 = (sim.ports.iter().filter(|p| p.node == sw.node))
-            .map(|p| p.prios[1..].iter().map(|c| c.queue_bytes).sum::<u64>())
-            .sum();
-        if queued != sw.shared_used_bytes + sw.hdrm_used_bytes {
-            return Err(format!(
-                "switch {} charges {} B shared + {} B headroom but queues {queued} B of data",
-                sw.node, sw.shared_used_bytes, sw.hdrm_used_bytes
-            ));
-        }
-    }
-    if sim.ports.iter().all(|p| p.queued_pkts() == 0) {
-        std::panic::catch_unwind(|| common::assert_buffers_empty(sim))
-            .map_err(|_| "buffers did not drain to zero".to_string())?;
-    }
+    common::assert_buffers_account(sim)?;
     if sc.cfg.fabric.pfc.enabled && summary["loss"]["drops"].as_u64().unwrap_or(0) > 0 {
         return Err("a packet was dropped under PFC".into());
     }

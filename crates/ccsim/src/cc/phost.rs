@@ -13,20 +13,23 @@
 //!   `token_lifetime` (1.5 packet times) expires. A token naming a packet resends it.
 //! * **Receiver** (per host): a pacer sends one token per packet time (a full data packet on
 //!   the wire at the receiver's link rate) while some inbound flow needs one, to the next flow in round-robin
-//!   order (`policy = "fair"`) or to the one with the fewest packets left to token
+//!   order (`policy = "fair"`) or to the one with the fewest packets yet to arrive
 //!   (`"srpt"`, the testbed version of §VII). A flow whose unexpired tokens exceed one BDP is
 //!   downgraded (skipped) for `downgrade_rtts` RTTs: a token is unexpired until a packet sent on
 //!   a token arrives (they are answered in order) or one RTT plus its lifetime has passed.
-//!   Once every packet of a flow is tokened, the first missing one is tokened again after
-//!   `resend_after` without progress (default: the larger of 9 packet times, the simulator's,
-//!   and one base RTT, so that a packet in flight is not asked for twice).
+//!   Loss recovery in rounds, as the pHost simulator's receiver does: once a flow has had
+//!   every token it needs and `resend_after` has passed since its last one, it owes one token
+//!   to each packet that has not arrived, each token naming the packet; those go out through
+//!   the pacer like any other, and the next round starts `resend_after` after the last of them.
+//!   `resend_after` defaults to the larger of 9 packet times (the simulator's
+//!   `capability_resend_timeout`) and one base RTT (ccsim's: a packet still in flight is then
+//!   not asked for twice).
 //! * **`clock = "arrival"`** (ccsim's option): pHost as the AMRT paper's §III-A and §VII
 //!   describe the one they measured: "once a packet arrives at the receiver, a corresponding
 //!   grant is generated". Each data packet that arrives whole earns its own flow one token at
-//!   once, so a flow keeps its free packets (one BDP) in flight, clocked by its arrivals, and
-//!   the pacer only re-tokens a flow's first missing packet after `resend_after` without
-//!   progress (which also restarts a flow whose packets were all lost). `policy` and
-//!   downgrading then play no part.
+//!   once, so a flow keeps its free packets (one BDP) in flight, clocked by its arrivals; the
+//!   pacer only runs the recovery rounds (which also restart a flow whose packets in flight
+//!   were all lost).
 //! * **Sender backstop** (`cc/backstop.rs`, ccsim's).
 
 use super::backstop::Backstop;
@@ -76,7 +79,7 @@ impl Scheme for PHost {
 pub enum Policy {
     /// Round-robin over the flows that may have a token (§VIII-A).
     Fair,
-    /// Fewest packets left to token first (the pHost paper; AMRT's testbed, §VII).
+    /// Fewest packets yet to arrive first (the pHost paper and simulator; AMRT's testbed, §VII).
     Srpt,
 }
 
@@ -102,7 +105,7 @@ pub struct PHostParams {
     pub token_lifetime: f64,
     /// A source is skipped for this many RTTs when its outstanding tokens exceed one BDP.
     pub downgrade_rtts: f64,
-    /// Re-token a missing packet after this long without progress; 0 = max(9 packet times,
+    /// A recovery round starts this long after a flow's last token; 0 = max(9 packet times,
     /// one base RTT).
     pub resend_after: Time,
     /// The sender's backstop; 0 = four base RTTs.
@@ -249,19 +252,49 @@ pub struct PHostReceiver;
 struct InFlow {
     /// Send times of the tokens not yet answered nor expired, oldest first.
     unexpired: VecDeque<u64>,
-    /// Packets tokened (free ones included), free ones, and packets that arrived whole.
-    tokened: u64,
-    free: u64,
-    arrived: u64,
     packets: u64,
+    /// Packets tokened for new data (free ones included), and those that arrived whole.
+    issued: u64,
+    arrived: u64,
+    /// Which packets arrived (a bit per packet).
+    got: Vec<u64>,
+    /// Tokens still owed to missing packets in this recovery round, and where the round's
+    /// search for the next missing packet goes on from.
+    owed: u64,
+    cursor: u64,
     /// Every byte below it has arrived.
     rcv_nxt: u64,
     bdp_packets: u64,
     rtt_ps: u64,
     /// Skipped until then.
     downgraded_until_ps: u64,
-    /// When the flow last made progress (a token sent, a packet arrived).
-    progress_ps: u64,
+    /// When the flow was last tokened.
+    last_token_ps: u64,
+}
+
+impl InFlow {
+    fn has(&self, i: u64) -> bool {
+        self.got[(i / 64) as usize] >> (i % 64) & 1 == 1
+    }
+    /// The next packet below `issued` that has not arrived, from the cursor on, wrapping to
+    /// the first hole.
+    fn next_missing(&mut self, mtu: u64) -> Option<u64> {
+        let first = self.rcv_nxt / mtu.max(1);
+        if self.cursor < first || self.cursor >= self.issued {
+            self.cursor = first;
+        }
+        for _ in 0..2 {
+            while self.cursor < self.issued {
+                let i = self.cursor;
+                self.cursor += 1;
+                if !self.has(i) {
+                    return Some(i);
+                }
+            }
+            self.cursor = first;
+        }
+        None
+    }
 }
 
 /// A receiving host: its inbound flows and its token pacer.
@@ -295,15 +328,18 @@ impl PHostReceiver {
             host.running = true;
             rx.set_host_timer(PACER_TIMER, now);
         }
-        let f = host.flows.entry(rx.flow_id()).or_insert_with(|| InFlow {
-            packets: rx.size_bytes().div_ceil(mtu),
-            bdp_packets: bdp_bytes.div_ceil(mtu).max(1),
-            rtt_ps: rx.base_rtt_ps(),
-            progress_ps: now,
-            ..InFlow::default()
+        let f = host.flows.entry(rx.flow_id()).or_insert_with(|| {
+            let packets = rx.size_bytes().div_ceil(mtu);
+            InFlow {
+                packets,
+                got: vec![0; packets.div_ceil(64) as usize],
+                bdp_packets: bdp_bytes.div_ceil(mtu).max(1),
+                rtt_ps: rx.base_rtt_ps(),
+                last_token_ps: now,
+                ..InFlow::default()
+            }
         });
-        f.free = f.free.max(free);
-        f.tokened = f.tokened.max(f.free);
+        f.issued = f.issued.max(free.min(f.packets));
         f
     }
 }
@@ -319,18 +355,19 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
         }
     }
     fn on_data(&mut self, host: &mut PHostHost, p: &PHostParams, rx: &mut Rx, d: &DataInfo) {
-        let (now, rcv_nxt) = (rx.now_ps, rx.rcv_nxt());
-        let duplicate = !d.in_order && d.seq < rcv_nxt;
+        let (now, rcv_nxt, mtu) = (rx.now_ps, rx.rcv_nxt(), rx.mtu_payload_bytes());
         let f = Self::note(host, rx, d.hdr.a as u64);
         f.rcv_nxt = rcv_nxt;
-        if !d.trimmed && !duplicate {
+        let i = d.seq / mtu;
+        if !d.trimmed && i < f.packets && !f.has(i) {
+            f.got[(i / 64) as usize] |= 1 << (i % 64);
             f.arrived += 1;
-            f.progress_ps = now;
             if d.hdr.b == 1 {
                 f.unexpired.pop_front();
             }
-            if p.clock == Clock::Arrival && f.tokened < f.packets {
-                f.tokened += 1;
+            if p.clock == Clock::Arrival && f.issued < f.packets {
+                f.issued += 1;
+                f.last_token_ps = now;
                 host.tokens_sent += 1;
                 rx.send_ctrl(TOKEN, SchemeHdr { a: 0, b: 0 }, Mark::None);
             }
@@ -342,13 +379,13 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
     fn on_host_timer(host: &mut PHostHost, p: &PHostParams, hx: &mut HostCtx, _: u8) {
         let now = hx.now_ps;
         let mut next_wake = u64::MAX;
-        let mut pick: Option<(u64, u32, Option<u64>)> = None; // (key, flow, resend index)
+        let mut pick: Option<(u64, u32)> = None;
+        let lifetime_ps = (p.token_lifetime * host.tick_ps as f64) as u64;
         for (&id, f) in host.flows.iter_mut() {
             if f.downgraded_until_ps > now {
                 next_wake = next_wake.min(f.downgraded_until_ps);
                 continue;
             }
-            let lifetime_ps = (p.token_lifetime * host.tick_ps as f64) as u64;
             let oldest = now.saturating_sub(f.rtt_ps + lifetime_ps + host.tick_ps);
             while f.unexpired.front().is_some_and(|&t| t < oldest) {
                 f.unexpired.pop_front();
@@ -359,30 +396,36 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
                 next_wake = next_wake.min(f.downgraded_until_ps);
                 continue;
             }
-            let resend = if f.tokened < f.packets && p.clock == Clock::Paced {
-                None
-            } else {
+            let new_data = p.clock == Clock::Paced && f.issued < f.packets;
+            if f.owed == 0 && !new_data {
+                // A recovery round: once `resend_after` has passed since the flow's last token,
+                // one token for each packet issued so far that has not arrived.
                 let after = if p.resend_after.0 > 0 {
                     p.resend_after.0
                 } else {
                     (9 * host.tick_ps).max(f.rtt_ps)
                 };
-                if now < f.progress_ps + after {
-                    next_wake = next_wake.min(f.progress_ps + after);
+                let missing = f.issued.saturating_sub(f.arrived);
+                if missing == 0 {
                     continue;
                 }
-                Some(f.rcv_nxt / host.mtu.max(1))
-            };
+                if now < f.last_token_ps + after {
+                    next_wake = next_wake.min(f.last_token_ps + after);
+                    continue;
+                }
+                f.owed = missing;
+                f.cursor = 0;
+            }
             let key = match p.policy {
                 // Round-robin: the first flow after the last one served, wrapping.
                 Policy::Fair => (id <= host.last) as u64,
-                Policy::Srpt => f.packets.saturating_sub(f.tokened),
+                Policy::Srpt => f.packets.saturating_sub(f.arrived),
             };
-            if pick.is_none_or(|(k, pid, _)| (key, id) < (k, pid)) {
-                pick = Some((key, id, resend));
+            if pick.is_none_or(|(k, pid)| (key, id) < (k, pid)) {
+                pick = Some((key, id));
             }
         }
-        let Some((_, id, resend)) = pick else {
+        let Some((_, id)) = pick else {
             host.running = next_wake != u64::MAX;
             if host.running {
                 hx.set_timer(PACER_TIMER, next_wake);
@@ -390,12 +433,17 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
             return;
         };
         let f = host.flows.get_mut(&id).expect("picked");
-        f.tokened += 1;
+        let b = if f.owed > 0 {
+            f.owed -= 1;
+            f.next_missing(host.mtu).map_or(0, |i| (i + 1).min(u32::MAX as u64) as u32)
+        } else {
+            f.issued += 1;
+            0
+        };
         f.unexpired.push_back(now);
-        f.progress_ps = now;
+        f.last_token_ps = now;
         host.last = id;
         host.tokens_sent += 1;
-        let b = resend.map_or(0, |i| (i + 1).min(u32::MAX as u64) as u32);
         hx.send_ctrl_to(id, TOKEN, SchemeHdr { a: 0, b });
         hx.set_timer(PACER_TIMER, now + host.tick_ps);
     }

@@ -35,7 +35,7 @@ pub enum WorkloadCfg {
     /// destination among the other hosts (the HPCC simulator's traffic generator).
     Poisson {
         /// Built-in name (websearch, fb_hadoop, cache_follower, web_server, data_mining, pcn_w1,
-        /// pcn_w2) or a path.
+        /// pcn_w2, amrt_hadoop, amrt_websearch, amrt_data_mining) or a path.
         cdf: String,
         load: f64,
         #[serde(default)]

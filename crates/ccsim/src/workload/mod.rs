@@ -38,6 +38,18 @@ pub const BUILTIN_CDFS: &[(&str, &str)] = &[
     ),
     ("pcn_w1", include_str!("../../workloads/pcn_w1.cdf")),
     ("pcn_w2", include_str!("../../workloads/pcn_w2.cdf")),
+    (
+        "amrt_hadoop",
+        include_str!("../../workloads/amrt_hadoop.cdf"),
+    ),
+    (
+        "amrt_websearch",
+        include_str!("../../workloads/amrt_websearch.cdf"),
+    ),
+    (
+        "amrt_data_mining",
+        include_str!("../../workloads/amrt_data_mining.cdf"),
+    ),
 ];
 
 /// A piecewise-linear flow-size CDF.
@@ -588,6 +600,9 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("cdf:data_mining", "VL2 data mining (mean ~7.4 MB)"),
     ("cdf:pcn_w1", "PCN's W1, Facebook web server, built from PCN Table 1 (mean 80 KB)"),
     ("cdf:pcn_w2", "PCN's W2, Facebook Hadoop, built from PCN Table 1 (mean 500 KB)"),
+    ("cdf:amrt_hadoop", "AMRT's Hadoop Cluster: fb_hadoop reweighted to AMRT Table I (mean 1.05 MB)"),
+    ("cdf:amrt_websearch", "AMRT's Web Search: websearch reweighted to AMRT Table I (mean 1.6 MB)"),
+    ("cdf:amrt_data_mining", "AMRT's Data Mining: data_mining reweighted to AMRT Table I (mean 7.41 MB)"),
 ];
 
 #[cfg(test)]

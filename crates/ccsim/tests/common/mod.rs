@@ -44,6 +44,28 @@ pub fn column(r: &Results, table: &str, col: &str) -> Vec<f64> {
     }
 }
 
+/// What each switch has charged to its buffer is exactly the data it queues (the run ends when
+/// the last flow finishes; on a lossy fabric, spurious retransmissions may still be queued then);
+/// with nothing queued, every counter is back to zero.
+pub fn assert_buffers_account(sim: &Simulation) -> Result<(), String> {
+    for sw in &sim.switches {
+        let queued: u64 = (sim.ports.iter().filter(|p| p.node == sw.node))
+            .map(|p| p.prios[1..].iter().map(|c| c.queue_bytes).sum::<u64>())
+            .sum();
+        if queued != sw.shared_used_bytes + sw.hdrm_used_bytes {
+            return Err(format!(
+                "switch {} charges {} B shared + {} B headroom but queues {queued} B of data",
+                sw.node, sw.shared_used_bytes, sw.hdrm_used_bytes
+            ));
+        }
+    }
+    if sim.ports.iter().all(|p| p.queued_pkts() == 0) {
+        std::panic::catch_unwind(|| assert_buffers_empty(sim))
+            .map_err(|_| "buffers did not drain to zero".to_string())?;
+    }
+    Ok(())
+}
+
 /// Every buffer counter of every switch is back to zero (nothing leaked or double-freed).
 pub fn assert_buffers_empty(sim: &Simulation) {
     for sw in &sim.switches {
