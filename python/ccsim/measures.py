@@ -97,12 +97,23 @@ def failed_runs(res: SweepResult, **where: Any) -> int:
     return int((sel.runs["status"] != STATUS_OK).sum()) + missing
 
 
-def jain(res: SweepResult, after_us: float = 0, agg: str = "mean", **where: Any) -> float:
-    """Jain's fairness index of the probed flows' mean goodput from ``after_us`` on, per run,
-    aggregated over runs with ``agg``."""
+def jain(
+    res: SweepResult,
+    after_us: float = 0,
+    until_us: float = math.inf,
+    agg: str = "mean",
+    **where: Any,
+) -> float:
+    """Jain's fairness index of the probed flows' mean goodput over ``[after_us, until_us)``
+    (flows with samples there), per run, aggregated over runs with ``agg``. NaN (so every
+    comparison fails) where no flow delivered anything: nothing shared is not a fair share."""
 
     def one(rates: pd.DataFrame) -> float:
-        return jain_index(list(rates.groupby("flow")["throughput_bps"].mean()))
+        window = rates[rates["time_us"] < until_us]
+        if window.empty:
+            raise ClaimError(f"jain: no rate samples before {until_us} us")
+        means = list(window.groupby("flow")["throughput_bps"].mean())
+        return jain_index(means) if any(means) else math.nan
 
     return _per_run(res, "rates", after_us, one, agg, where)
 

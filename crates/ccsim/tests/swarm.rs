@@ -118,6 +118,9 @@ fn scenario(seed: u64) -> String {
     if info.name == "phost" && d.chance(50) {
         s += "params = { clock = \"arrival\" }\n";
     }
+    if info.name == "amrt" && d.chance(50) {
+        s += "params = { fair_marks = true }\n";
+    }
     s += &format!(
         "[fabric]\nbuffer = \"{}\"\n",
         d.pick(&["2MB", "4MB", "12MB", "32MB"])

@@ -21,6 +21,12 @@
 //!   times each grant; ccsim times the flow (one lazily re-armed timer). A packet that arrives
 //!   beyond a gap also re-grants the packets it skipped at once (ccsim's: a flow keeps one path
 //!   and queues are FIFO, so they were lost).
+//! * **Fair marks** (`fair_marks = true`; §VIII-F has no algorithm, this one is ccsim's): a
+//!   receiving host pools the room marks its flows' data brings and hands each one out
+//!   round-robin over its inbound flows that the sender still has packets for. A mark that
+//!   goes to another flow than the one it arrived on turns into a plain grant for the arrival
+//!   and an extra one-packet grant for the chosen flow, so the host grants the same number of
+//!   packets and only who gets the extra one changes.
 //! * **Sender** (§IV-C): line rate in the first RTT: `unscheduled` bytes (default one BDP of
 //!   the fabric's longest base RTT; the paper says the flow starts at line rate "in the first
 //!   RTT", so one BDP is inferred), then one packet per grant and two per grant with "room". No
@@ -101,6 +107,8 @@ pub struct AmrtParams {
     /// A sender that hears nothing for this long resends its first unacknowledged packet;
     /// 0 = four base RTTs.
     pub sender_timeout: Time,
+    /// Reassign room marks fairly among a receiver's flows (§VIII-F; ccsim's design).
+    pub fair_marks: bool,
 }
 
 impl Default for AmrtParams {
@@ -111,6 +119,7 @@ impl Default for AmrtParams {
             unscheduled: Size(0),
             regrant_after: Time(0),
             sender_timeout: Time(0),
+            fair_marks: false,
         }
     }
 }
@@ -247,20 +256,65 @@ impl AmrtReceiver {
     }
 }
 
+/// A receiving host's flows for `fair_marks`: each inbound flow the sender still has packets
+/// for, with the bytes other flows' marks granted it that its receiver has not yet counted.
+#[derive(Clone, Debug, Default)]
+pub struct AmrtHost {
+    flows: std::collections::BTreeMap<u32, u64>,
+    /// The flow the last mark went to (round-robin cursor).
+    last: u32,
+    /// Marks handed to another flow than the one they arrived on.
+    pub reassigned: u64,
+}
+
+impl AmrtHost {
+    /// The next flow after the last one served, wrapping.
+    fn next_flow(&self) -> Option<u32> {
+        let after = self.flows.range(self.last + 1..).next();
+        after.or_else(|| self.flows.iter().next()).map(|(&id, _)| id)
+    }
+}
+
 impl ReceiverPart<AmrtParams> for AmrtReceiver {
-    type Host = ();
+    type Host = AmrtHost;
     fn new(_: &AmrtParams) -> Self {
         AmrtReceiver::default()
     }
-    fn on_data(&mut self, _: &mut (), p: &AmrtParams, rx: &mut Rx, d: &DataInfo) {
+    fn on_data(&mut self, host: &mut AmrtHost, p: &AmrtParams, rx: &mut Rx, d: &DataInfo) {
         self.entitled_bytes = self.entitled_bytes.max(d.hdr.b as u64);
         let duplicate = !d.in_order && d.seq < rx.rcv_nxt();
-        let (size, now, rcv_nxt) = (rx.size_bytes(), rx.now_ps, rx.rcv_nxt());
+        let (size, now, rcv_nxt, id) = (rx.size_bytes(), rx.now_ps, rx.rcv_nxt(), rx.flow_id());
+        if p.fair_marks {
+            self.entitled_bytes += host.flows.remove(&id).unwrap_or(0);
+        }
         if !duplicate && self.entitled_bytes < size {
+            let mtu = rx.mtu_payload_bytes();
             let room = d.hdr.a == 1;
             self.room_arrivals += room as u64;
-            self.entitled_bytes += rx.mtu_payload_bytes() * (1 + room as u64);
-            self.grant(rx, room, None);
+            self.entitled_bytes += mtu;
+            let to = match room && p.fair_marks {
+                true => {
+                    host.flows.insert(id, 0);
+                    let to = host.next_flow().unwrap_or(id);
+                    host.last = to;
+                    to
+                }
+                false => id,
+            };
+            if room && to != id {
+                host.reassigned += 1;
+                *host.flows.get_mut(&to).expect("picked") += mtu;
+                rx.send_ctrl_to(to, GRANT, SchemeHdr { a: 0, b: 0 });
+                self.grant(rx, false, None);
+            } else {
+                self.entitled_bytes += mtu * room as u64;
+                self.grant(rx, room, None);
+            }
+        }
+        if p.fair_marks && self.entitled_bytes < size && rcv_nxt < size {
+            host.flows.entry(id).or_insert(0);
+        } else {
+            host.flows.remove(&id);
         }
         self.arrived_ps = now;
         let owd = now.saturating_sub(d.sent_ps);
@@ -284,7 +338,7 @@ impl ReceiverPart<AmrtParams> for AmrtReceiver {
             self.arm(rx, now + t);
         }
     }
-    fn on_timer(&mut self, _: &mut (), p: &AmrtParams, rx: &mut Rx, _: u8) {
+    fn on_timer(&mut self, _: &mut AmrtHost, p: &AmrtParams, rx: &mut Rx, _: u8) {
         // The paper re-issues a grant whose data has not arrived within one RTT. ccsim times
         // the flow instead: after a timeout without any arrival, every packet the sender was
         // entitled to and that is missing was lost (or its grant was); a gap below what has

@@ -23,7 +23,9 @@
 //!   the pacer like any other, and the next round starts `resend_after` after the last of them.
 //!   `resend_after` defaults to the larger of 9 packet times (the simulator's
 //!   `capability_resend_timeout`) and one base RTT (ccsim's: a packet still in flight is then
-//!   not asked for twice).
+//!   not asked for twice). A long-lived flow has no last packet (the simulator has none):
+//!   there a round also starts when the first hole has not moved for `resend_after`, for the
+//!   packets missing below the highest one that arrived (ccsim's).
 //! * **`clock = "arrival"`** (ccsim's option): pHost as the AMRT paper's §III-A and §VII
 //!   describe the one they measured: "once a packet arrives at the receiver, a corresponding
 //!   grant is generated". Each data packet that arrives whole earns its own flow one token at
@@ -41,7 +43,7 @@ use crate::net::{Mark, SchemeHdr};
 use crate::sim::input::ScenarioError;
 use crate::sim::quantity::Time;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The scheme type of `phost`.
 pub struct PHost;
@@ -256,8 +258,9 @@ struct InFlow {
     /// Packets tokened for new data (free ones included), and those that arrived whole.
     issued: u64,
     arrived: u64,
-    /// Which packets arrived (a bit per packet).
-    got: Vec<u64>,
+    /// The packets beyond the first hole that arrived (the pacer's recovery needs them
+    /// outside the flow's hooks).
+    got: BTreeSet<u64>,
     /// Tokens still owed to missing packets in this recovery round, and where the round's
     /// search for the next missing packet goes on from.
     owed: u64,
@@ -270,11 +273,16 @@ struct InFlow {
     downgraded_until_ps: u64,
     /// When the flow was last tokened.
     last_token_ps: u64,
+    /// A long-lived flow (no last packet): one past the highest packet that arrived, and since
+    /// when the first hole has not moved.
+    long_lived: bool,
+    seen_end: u64,
+    hole_since_ps: u64,
 }
 
 impl InFlow {
-    fn has(&self, i: u64) -> bool {
-        self.got[(i / 64) as usize] >> (i % 64) & 1 == 1
+    fn has(&self, i: u64, mtu: u64) -> bool {
+        i < self.rcv_nxt / mtu.max(1) || self.got.contains(&i)
     }
     /// The next packet below `issued` that has not arrived, from the cursor on, wrapping to
     /// the first hole.
@@ -287,7 +295,7 @@ impl InFlow {
             while self.cursor < self.issued {
                 let i = self.cursor;
                 self.cursor += 1;
-                if !self.has(i) {
+                if !self.has(i, mtu) {
                     return Some(i);
                 }
             }
@@ -332,10 +340,10 @@ impl PHostReceiver {
             let packets = rx.size_bytes().div_ceil(mtu);
             InFlow {
                 packets,
-                got: vec![0; packets.div_ceil(64) as usize],
                 bdp_packets: bdp_bytes.div_ceil(mtu).max(1),
                 rtt_ps: rx.base_rtt_ps(),
                 last_token_ps: now,
+                long_lived: rx.size_bytes() == crate::transport::UNBOUNDED,
                 ..InFlow::default()
             }
         });
@@ -357,10 +365,23 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
     fn on_data(&mut self, host: &mut PHostHost, p: &PHostParams, rx: &mut Rx, d: &DataInfo) {
         let (now, rcv_nxt, mtu) = (rx.now_ps, rx.rcv_nxt(), rx.mtu_payload_bytes());
         let f = Self::note(host, rx, d.hdr.a as u64);
-        f.rcv_nxt = rcv_nxt;
         let i = d.seq / mtu;
-        if !d.trimmed && i < f.packets && !f.has(i) {
-            f.got[(i / 64) as usize] |= 1 << (i % 64);
+        let new = !d.trimmed && i < f.packets && !f.has(i, mtu);
+        if rcv_nxt != f.rcv_nxt {
+            f.hole_since_ps = now;
+        }
+        f.rcv_nxt = rcv_nxt;
+        if new {
+            f.seen_end = f.seen_end.max(i + 1);
+        }
+        let first_hole = rcv_nxt / mtu;
+        while f.got.first().is_some_and(|&g| g < first_hole) {
+            f.got.pop_first();
+        }
+        if new {
+            if i >= first_hole {
+                f.got.insert(i);
+            }
             f.arrived += 1;
             if d.hdr.b == 1 {
                 f.unexpired.pop_front();
@@ -397,14 +418,26 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
                 continue;
             }
             let new_data = p.clock == Clock::Paced && f.issued < f.packets;
+            let after = if p.resend_after.0 > 0 {
+                p.resend_after.0
+            } else {
+                (9 * host.tick_ps).max(f.rtt_ps)
+            };
+            let first = f.rcv_nxt / host.mtu.max(1);
+            if f.owed == 0 && f.long_lived && f.seen_end > first {
+                // No last packet to wait for: a hole that stays `resend_after` starts a round
+                // for the packets missing below the highest arrival.
+                if now >= f.hole_since_ps + after {
+                    f.owed = f.seen_end - first - f.got.len() as u64;
+                    f.cursor = 0;
+                    f.hole_since_ps = now;
+                } else {
+                    next_wake = next_wake.min(f.hole_since_ps + after);
+                }
+            }
             if f.owed == 0 && !new_data {
                 // A recovery round: once `resend_after` has passed since the flow's last token,
                 // one token for each packet issued so far that has not arrived.
-                let after = if p.resend_after.0 > 0 {
-                    p.resend_after.0
-                } else {
-                    (9 * host.tick_ps).max(f.rtt_ps)
-                };
                 let missing = f.issued.saturating_sub(f.arrived);
                 if missing == 0 {
                     continue;
