@@ -417,6 +417,49 @@ def queue_settle_us(
     return _per_run(res, "queues", 0, one, agg, where)
 
 
+def fill_us(
+    res: SweepResult,
+    link: str,
+    level: float = 0.9,
+    window_us: float = 100,
+    after_us: float = 0,
+    after_flow: int | None = None,
+    until_us: float = math.inf,
+    agg: str = "mean",
+    **where: Any,
+) -> float:
+    """How long probed ``link`` took to fill (AMRT's Eq. 2-3): from ``after_us``, or from flow
+    ``after_flow``'s finish, to the first sample from which its utilization averaged over
+    every ``window_us`` window up to ``until_us`` stays at or above ``level``; per run
+    (infinite if it never does), aggregated over runs."""
+    import numpy as np
+
+    sel = select_runs(res, where)
+    queues = sel.table("queues")
+    flows = sel.table("flows") if after_flow is not None else None
+    values = []
+    for rid in sel.ok_runs["run_id"]:
+        q = queues[(queues["run_id"] == rid) & (queues["link"] == link)]
+        if q.empty:
+            raise ClaimError(f"link `{link}` is not probed; name a port in [output] queues")
+        start = after_us
+        if flows is not None:
+            mine = flows[(flows["run_id"] == rid) & (flows["id"] == after_flow)]
+            if mine.empty or mine["finish_us"].isna().all():
+                raise ClaimError(f"fill_us: flow {after_flow} did not finish in run {rid}")
+            start = float(mine["finish_us"].iloc[0])
+        q = q[(q["time_us"] >= start) & (q["time_us"] < until_us)].sort_values("time_us")
+        t, u = q["time_us"].to_numpy(), q["utilization"].to_numpy()
+        if len(t) < 2:
+            raise ClaimError(f"fill_us: fewer than two samples of `{link}` in the window")
+        w = max(1, round(window_us / float(np.median(np.diff(t)))))
+        means = np.convolve(u, np.ones(w) / w, mode="valid")
+        below = np.nonzero(means < level)[0]
+        first = 0 if below.size == 0 else int(below[-1]) + 1
+        values.append(float(t[first] - start) if first < len(means) else math.inf)
+    return aggregate(values, agg, "fill_us")
+
+
 def completion_rate(
     res: SweepResult, until_us: float | None = None, agg: str = "mean", **where: Any
 ) -> float:
@@ -567,6 +610,7 @@ MEASURES: dict[str, Callable[..., Any]] = {
     "aggregate_goodput_gbps": aggregate_goodput_gbps,
     "rate_settle_us": rate_settle_us,
     "queue_settle_us": queue_settle_us,
+    "fill_us": fill_us,
     "goodput_gbps": goodput_gbps,
     "pauses": pauses,
     "pause_span_us": pause_span_us,

@@ -99,6 +99,7 @@ MUST_HOLD = {
         "ACC keeps the bottleneck full after the halt (Fig. 10(c): the aggregate at C = 100 Gb/s; within 2%)",
         "ACC keeps a smaller standing queue than DCQCN and TIMELY (Fig. 10(a))",
     ],
+    "amrt-fig8": "all",
     "amrt-fig11-13": [
         "Fig. 11(b): once f0 ends, AMRT's f1 fills the bottleneck (at least 95% busy, f1 at least 95% of 9.68 Gb/s of goodput)",
         "Fig. 13(d): after f2 joins, AMRT's f1 rises from 5 to about 6.6 Gb/s (within 10%)",
