@@ -264,3 +264,83 @@ fn a_lone_long_lived_flow_gets_the_line_rate() {
         assert!(gbps > 0.95 * 9.54, "{scheme}: {gbps} Gb/s");
     }
 }
+
+#[test]
+fn ndp_headers_do_not_starve_data() {
+    // Swarm seed 65324: receivers on 25G links pull through a 10G core with 256 B packets. A
+    // trimmed packet's header is a fifth of a packet, and pulls at 25G turn 60% of what
+    // reaches the core into headers: served strictly first, they took the whole link and
+    // trimmed every data packet for good (no byte delivered for 100 ms). One data turn in
+    // eleven (the NDP authors' htsim) lets every flow finish.
+    let toml = r#"
+seed = 324
+[topology]
+kind = "dumbbell"
+left_hosts = 2
+right_hosts = 2
+host_link = { rate = "25Gbps", delay = "3us" }
+bottleneck = { rate = "10Gbps", delay = "2us" }
+[cc]
+scheme = "ndp"
+[fabric]
+buffer = "4MB"
+pfc = { enabled = false }
+loss = { mode = "drop_tail", queue_packets = 256 }
+[host]
+mtu_payload_bytes = 256
+ack_every_packets = 2
+[[flows]]
+src = 3
+dst = 2
+size = "1B"
+start = "7643ns"
+[[flows]]
+src = 1
+dst = 0
+size = "100B"
+start = "27962ns"
+[[flows]]
+src = 2
+dst = 3
+size = "20KB"
+start = "48953ns"
+[[flows]]
+src = 3
+dst = 2
+size = "100KB"
+start = "40633ns"
+[[flows]]
+src = 2
+dst = 3
+size = "20KB"
+start = "6646ns"
+[[flows]]
+src = 3
+dst = 2
+size = "100KB"
+start = "15214ns"
+[[flows]]
+src = 2
+dst = 3
+size = "4096B"
+start = "28117ns"
+[[flows]]
+src = 2
+dst = 0
+size = "1MB"
+start = "41550ns"
+[[flows]]
+src = 3
+dst = 2
+size = "1000B"
+start = "21768ns"
+[[workload]]
+kind = "poisson"
+cdf = "web_server"
+load = 0.8
+stop = "100us""#;
+    let (_, sim, r) = run(toml);
+    assert_buffers_account(&sim).unwrap();
+    assert_eq!(r.summary["flows"]["unfinished"], 0, "{}", r.summary);
+    assert!(r.summary["loss"]["trims"].as_u64().unwrap() > 0);
+}

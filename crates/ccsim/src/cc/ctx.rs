@@ -228,6 +228,10 @@ impl Tx<'_> {
     pub fn unsent_bytes(&self) -> u64 {
         self.f.size_bytes.saturating_sub(self.f.snd_nxt)
     }
+    /// Whether a packet asked for with `resend` still waits to go again.
+    pub fn resend_pending(&self) -> bool {
+        self.f.rtx_seq != u64::MAX || self.f.loss.resend.as_ref().is_some_and(|q| !q.is_empty())
+    }
     /// Send the packet starting at byte `seq` again (`SchemeInfo::own_recovery` only): after
     /// earlier requests, ahead of new data. Ignored below `snd_una` or at or past `snd_nxt`.
     pub fn resend(&mut self, seq: u64) {

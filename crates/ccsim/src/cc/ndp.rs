@@ -6,12 +6,14 @@
 //! queues of 8 packets).
 //!
 //! * **Switches** (the engine's trimming, `SchemeInfo::trim`): a data packet that finds its
-//!   queue full loses its payload and its header goes on at strict priority (priority 0; bound
-//!   it with `fabric.loss.ctrl_packets`). The data queue limit is the scenario's
+//!   queue full loses its payload and its header goes on in the control queue (priority 0;
+//!   bound it with `fabric.loss.ctrl_packets`), which gets 10 turns to data's 1 while data
+//!   waits (the NDP authors' htsim CompositeQueue; `net::sched::HDR_RATIO`). The data queue limit is the scenario's
 //!   `fabric.loss.queue_packets` (8 in the AMRT paper). htsim trims the arriving packet or the
 //!   newest queued one with equal chance; ccsim trims the arriving one.
 //! * **Sender:** the first window (`initial_window`, default one BDP of the flow's path) at
-//!   line rate, then one packet per pull: a retransmission first, else new data.
+//!   line rate, then one packet per pull: a retransmission first, else new data; a pull that
+//!   finds nothing waiting releases nothing.
 //!   Each packet takes its own path (a path key per packet, hashed by ECMP). A NACK (a trimmed
 //!   header reached the receiver) queues that packet for retransmission.
 //! * **Receiver** (per host): every data packet or trimmed header that arrives earns its flow a
@@ -40,7 +42,7 @@ const PACER_TIMER: u8 = 0;
 impl Scheme for Ndp {
     const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
         name: "ndp",
-        description: "NDP: first window of one BDP at line rate, sprayed per packet; full switch queues trim payloads and forward headers at strict priority; each header or data packet earns a pull, paced per receiver at one per packet time; one packet per pull, retransmissions first. Lossy fabric.",
+        description: "NDP: first window of one BDP at line rate, sprayed per packet; full switch queues trim payloads and forward headers ahead of data (10 turns to 1); each header or data packet earns a pull, paced per receiver at one per packet time; one packet per pull, retransmissions first. Lossy fabric.",
         paper: "Handley et al., Re-architecting Datacenter Networks and Stacks for Low Latency and High Performance (NDP), SIGCOMM 2017; htsim ndp.cpp",
         base_rtt: BaseRtt::Path,
         trim: true,
@@ -109,9 +111,14 @@ impl SenderPart<NdpParams> for NdpSender {
         if c.code == PULL {
             self.pulls += 1;
             self.backstop.heard(tx.now_ps);
-            let mtu = tx.mtu_payload_bytes();
-            let ctl = tx.ctl();
-            ctl.credit_bytes = ctl.credit_bytes.saturating_add(mtu);
+            // A pull releases one packet that waits (a retransmission first, else new data);
+            // with none waiting it releases nothing, as in htsim: kept as credit, it would let
+            // later retransmissions go unpulled, at line rate into the queue that trimmed them.
+            if tx.resend_pending() || tx.unsent_bytes() > 0 {
+                let mtu = tx.mtu_payload_bytes();
+                let ctl = tx.ctl();
+                ctl.credit_bytes = ctl.credit_bytes.saturating_add(mtu);
+            }
         }
     }
     fn on_timer(&mut self, _: &NdpParams, tx: &mut Tx, kind: u8) {

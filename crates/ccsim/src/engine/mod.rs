@@ -55,6 +55,9 @@ pub struct Settings {
     pub tx_floor_ns: bool,
     pub data_priority: u8,
     pub scheduler: Scheduler,
+    /// A trimming scheme's header turns per data turn at a switch port (0: control strictly
+    /// first; see `net::sched`).
+    pub hdr_ratio: u8,
     pub pfc_enabled: bool,
     pub pfc_mode: PfcMode,
     pub pfc_xoff_bytes: u64,

@@ -20,7 +20,7 @@ impl Simulation {
             }
         }
         let port = &mut self.ports[pid as usize];
-        if let Some(p) = port.pick_priority(Scheduler::Strict) {
+        if let Some(p) = port.pick_priority(Scheduler::Strict, 0) {
             let (pkt, _) = port
                 .dequeue(p, &self.pkts)
                 .expect("picked a non-empty queue");

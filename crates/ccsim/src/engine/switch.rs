@@ -231,7 +231,7 @@ impl Simulation {
         if !port.has_queued() {
             return None;
         }
-        let prio = port.pick_priority(self.s.scheduler)?;
+        let prio = port.pick_priority(self.s.scheduler, self.s.hdr_ratio)?;
         let (pkt, size) = port.dequeue(prio, &self.pkts).expect("non-empty");
         let si = self.switch_index[port.node as usize] as usize;
         if prio == 0 {

@@ -312,6 +312,8 @@ pub struct Port {
     /// Bit p set: the peer paused our priority p.
     pub paused_mask: u8,
     pub rr_last: u8,
+    /// Where the port is in its header/data turns (`pick_priority`'s `hdr_ratio`).
+    pub hdr_turn: u8,
     /// Bit p set: the queue of priority p holds packets.
     nonempty_mask: u8,
     /// Bit p set: we have sent PAUSE for priority p to the peer.
@@ -387,6 +389,7 @@ impl Port {
             busy_until_ps: 0,
             txdone_at_ps: u64::MAX,
             rr_last: 0,
+            hdr_turn: 0,
             nonempty_mask: 0,
             side_mask: 0,
             kmin_bytes: 0,

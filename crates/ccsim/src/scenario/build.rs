@@ -292,6 +292,11 @@ impl Scenario {
             tx_floor_ns: f.tx_time == Some(TxTime::FloorNs),
             data_priority: f.data_priority,
             scheduler: f.scheduler,
+            hdr_ratio: if info.trim {
+                crate::net::sched::HDR_RATIO
+            } else {
+                0
+            },
             pfc_enabled: f.pfc.enabled,
             pfc_mode: f.pfc.mode,
             pfc_xoff_bytes: f.pfc.xoff.0,
