@@ -9,8 +9,9 @@
 //!   queue full loses its payload and its header goes on in the control queue (priority 0;
 //!   bound it with `fabric.loss.ctrl_packets`), which gets 10 turns to data's 1 while data
 //!   waits (the NDP authors' htsim CompositeQueue; `net::sched::HDR_RATIO`). The data queue limit is the scenario's
-//!   `fabric.loss.queue_packets` (8 in the AMRT paper). htsim trims the arriving packet or the
-//!   newest queued one with equal chance; ccsim trims the arriving one.
+//!   `fabric.loss.queue_packets` (8 in the AMRT paper). As in htsim, the switch trims the
+//!   arriving packet or the newest queued one (not the next to leave) with equal chance, and
+//!   in the second case the arrival takes the room its payload leaves.
 //! * **Sender:** the first window (`initial_window`, default one BDP of the flow's path) at
 //!   line rate, then one packet per pull: a retransmission first, else new data; a pull that
 //!   finds nothing waiting releases nothing.

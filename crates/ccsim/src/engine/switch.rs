@@ -105,9 +105,24 @@ impl Simulation {
                         && p.kind == PktKind::Data
                         && !self.ctrl_no_room(si as usize, out, p.size_bytes as u64) =>
                 {
-                    self.trim(out, pkt);
-                    (size, prio) = (self.pkts[pkt].size_bytes as u64, 0);
-                    self.switches[si as usize].ctrl_bytes += size;
+                    // htsim trims the arrival or the newest queued packet, with equal chance;
+                    // the arrival then takes the room that packet's payload leaves.
+                    let newest = self.sw_parts.is_empty()
+                        && self.marking_rng.uniform() < 0.5
+                        && self.trim_newest(si as usize, out, prio)
+                        && matches!(
+                            self.admit(si as usize, in_port, out, (prio, size, ack)),
+                            Admit::Ok
+                        );
+                    if !newest {
+                        if self.ctrl_no_room(si as usize, out, p.size_bytes as u64) {
+                            self.drop_packet(out, pkt);
+                            return;
+                        }
+                        self.trim(out, pkt);
+                        (size, prio) = (self.pkts[pkt].size_bytes as u64, 0);
+                        self.switches[si as usize].ctrl_bytes += size;
+                    }
                 }
                 Admit::Drop => {
                     self.drop_packet(out, pkt);
@@ -154,6 +169,21 @@ impl Simulation {
             self.flush_switch_ctrl(out);
         }
         self.port_kick(out);
+    }
+
+    /// Trim the newest data packet of priority `prio` queued at port `out` (not the head) and
+    /// move its header to the control queue; false when there is none.
+    #[cold]
+    fn trim_newest(&mut self, si: usize, out: u32, prio: usize) -> bool {
+        let Some((pkt, size)) = self.ports[out as usize].pop_newest(prio, &self.pkts) else {
+            return false;
+        };
+        self.release(si, self.pkts[pkt].in_port, prio, size);
+        self.trim(out, pkt);
+        let header = self.pkts[pkt].size_bytes as u64;
+        self.switches[si].ctrl_bytes += header;
+        self.ports[out as usize].enqueue(0, pkt, header);
+        true
     }
 
     /// Cut data packet `pkt` to its header (payload 0) for the control queue of port `out`.

@@ -436,6 +436,17 @@ impl Port {
         self.queued_bytes += size_bytes;
     }
 
+    /// Take the newest packet of priority `prio`, unless it is the head (the next to leave):
+    /// its id and size in bytes.
+    pub fn pop_newest(&mut self, prio: usize, pkts: &Arena) -> Option<(u32, u64)> {
+        let class = &mut self.prios[prio];
+        let pkt = class.rest.pop_back()?;
+        let size = pkts[pkt].size_bytes as u64;
+        class.queue_bytes -= size;
+        self.queued_bytes -= size;
+        Some((pkt, size))
+    }
+
     /// Take the head packet of priority `prio`: its id and size in bytes.
     #[inline]
     pub fn dequeue(&mut self, prio: usize, pkts: &Arena) -> Option<(u32, u64)> {
