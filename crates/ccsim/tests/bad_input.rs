@@ -199,9 +199,23 @@ fn bad_scheme_parameters_are_named() {
         assert_mentions(&error_of(BASE, &set), &[field]);
     }
     // A lossy-only scheme on the (default) lossless fabric, and its own bad parameters.
+    for scheme in ["cc.scheme=amrt", "cc.scheme=phost", "cc.scheme=ndp"] {
+        assert_mentions(
+            &error_of(BASE, &[scheme]),
+            &["cc.scheme", "lossy", "fabric.pfc.enabled"],
+        );
+    }
+    // NDP's trimming queue with no room at all.
     assert_mentions(
-        &error_of(BASE, &["cc.scheme=amrt"]),
-        &["cc.scheme", "lossy", "fabric.pfc.enabled"],
+        &error_of(
+            BASE,
+            &[
+                "cc.scheme=ndp",
+                "fabric.pfc.enabled=false",
+                "fabric.loss={ mode = \"drop_tail\", queue_packets = 0 }",
+            ],
+        ),
+        &["fabric.loss.queue_packets", "> 0"],
     );
     for (set, field) in [
         ("cc.params.mss=0", "cc.params.mss"),
