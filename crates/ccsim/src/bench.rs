@@ -16,6 +16,7 @@ pub const NAMES: &[&str] = &[
     "incast-lossy",
     "incast-amrt",
     "incast-ndp",
+    "incast-rcp",
     "fattree",
     "fattree-hpcc",
     "fattree-k8",

@@ -53,6 +53,7 @@ registry! {
     Amrt => amrt::Amrt,
     PHost => phost::PHost,
     Ndp => ndp::Ndp,
+    Rcp => rcp::Rcp,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
     #[cfg(test)]
