@@ -2,7 +2,8 @@
 //! 320-host fat-tree with WebSearch at 50% load for 5 ms of arrivals. Plain names run DCQCN;
 //! `<name>-<scheme>` runs the same scenario with another scheme; `incast-lossy` runs the incast
 //! with PFC off, 128-packet drop-tail queues and IRN recovery; `incast-amrt` runs AMRT on
-//! that lossy fabric, `incast-ndp` NDP with 8-packet queues. `fattree-k<K>` is the k-ary
+//! that lossy fabric, `incast-ndp` NDP with 8-packet queues, `incast-homa` Homa on it with strict
+//! priorities. `fattree-k<K>` is the k-ary
 //! fat-tree (K^3/4 hosts, 100G everywhere) with WebSearch at 30% load and DCQCN for 0.5 ms:
 //! the same load per host at every size, so the cost per link traversal shows how it scales.
 
@@ -17,6 +18,7 @@ pub const NAMES: &[&str] = &[
     "incast-amrt",
     "incast-ndp",
     "incast-rcp",
+    "incast-homa",
     "fattree",
     "fattree-hpcc",
     "fattree-k8",
@@ -85,6 +87,11 @@ pub fn scenario(name: &str) -> Option<String> {
         "amrt" => lossy("amrt", 128, ""),
         // NDP's switches: 8-packet data queues that trim.
         "ndp" => lossy("ndp", 8, ""),
+        // Homa's priorities need strict scheduling; its 128-packet lossy fabric, as AMRT's.
+        "homa" => lossy("homa", 128, "").replace(
+            "pfc = { enabled = false },",
+            "scheduler = \"strict\", pfc = { enabled = false },",
+        ),
         _ => text.replace("SCHEME", variant),
     })
 }

@@ -1,4 +1,6 @@
 //! Bad input gets a one-line error naming the field and the fix; nothing panics.
+mod common;
+
 use ccsim::Scenario;
 
 const BASE: &str = "[topology]\nkind = \"star\"\nhosts = 3\nlink = { rate = \"100Gbps\", delay = \"1us\" }\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"10KB\"\n";
@@ -205,6 +207,11 @@ fn bad_scheme_parameters_are_named() {
             &["cc.scheme", "lossy", "fabric.pfc.enabled"],
         );
     }
+    // Homa's priorities need strict scheduling at switches.
+    assert_mentions(
+        &error_of(BASE, &["cc.scheme=homa"]),
+        &["fabric.scheduler", "strict"],
+    );
     // NDP's trimming queue with no room at all.
     assert_mentions(
         &error_of(
@@ -608,12 +615,7 @@ fn every_scheme_parameter_at_zero_runs_or_is_named() {
             .to_table();
         let mut zeros = Vec::new();
         keys("cc.params", &params, &mut zeros);
-        let lossy = info.fabric == ccsim::cc::FabricMode::Lossy;
-        let fabric = if lossy {
-            "[fabric]\npfc = { enabled = false }\n"
-        } else {
-            ""
-        };
+        let fabric = common::scheme_fabric(info.name);
         let toml = format!(
             "duration = \"200us\"\n[topology]\nkind = \"star\"\nhosts = 3\nlink = {{ rate = \"10Gbps\", delay = \"1us\" }}\n{fabric}[cc]\nscheme = \"{}\"\n[[flows]]\nsrc = 0\ndst = 2\nsize = \"30KB\"\n[[flows]]\nsrc = 1\ndst = 2\nsize = \"30KB\"\n",
             info.name

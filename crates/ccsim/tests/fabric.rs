@@ -47,13 +47,8 @@ fn websearch_run(seed: u64) -> ccsim::Results {
 }
 
 fn websearch_run_with(scheme: &str, seed: u64) -> ccsim::Results {
-    // A lossy-only scheme runs on the lossy fabric.
-    let lossy = ccsim::cc::scheme(scheme).is_some_and(|s| s.fabric == ccsim::cc::FabricMode::Lossy);
-    let fabric = if lossy {
-        "[fabric]\npfc = { enabled = false }\n"
-    } else {
-        ""
-    };
+    // A lossy-only scheme runs on the lossy fabric, Homa with strict priorities.
+    let fabric = common::scheme_fabric(scheme);
     let toml = format!("[topology]\n{}\n{fabric}[cc]\nscheme = \"{scheme}\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstop = \"200us\"\n[output]\nqueues = {{ interval = \"5us\", ports = [\"all\"] }}\nrates = {{ interval = \"20us\" }}\n", common::FATTREE_K4);
     common::run_with(&toml, Some(seed), &[]).2
 }

@@ -87,8 +87,9 @@ fn fat_tree_websearch_conserves_bytes() {
     let lossless = ccsim::cc::schemes().filter(|s| s.fabric != ccsim::cc::FabricMode::Lossy);
     for scheme in lossless.map(|s| s.name) {
         let toml = format!(
-            "[topology]\n{}\n[cc]\nscheme = \"{scheme}\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nstop = \"300us\"\n",
-            common::FATTREE_K4
+            "[topology]\n{}\n{}[cc]\nscheme = \"{scheme}\"\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\nstop = \"300us\"\n",
+            common::FATTREE_K4,
+            common::scheme_fabric(scheme)
         );
         let (_, sim, r) = common::run(&toml);
         let sizes: f64 = common::column(&r, "flows", "size_bytes").iter().sum();

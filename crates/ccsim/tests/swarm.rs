@@ -125,6 +125,9 @@ fn scenario(seed: u64) -> String {
         "[fabric]\nbuffer = \"{}\"\n",
         d.pick(&["2MB", "4MB", "12MB", "32MB"])
     );
+    if info.strict_priority {
+        s += "scheduler = \"strict\"\n";
+    }
     if lossless {
         if d.chance(50) {
             s += &format!(

@@ -288,6 +288,10 @@ impl Rx<'_> {
     pub fn base_rtt_ps(&self) -> u64 {
         self.f.base_rtt_ps
     }
+    /// Bandwidth-delay product of `base_rtt_ps` at the line rate.
+    pub fn bdp_bytes(&self) -> u64 {
+        self.f.bdp_bytes()
+    }
     /// A full data packet's one-way delay on the flow's idle path: propagation plus
     /// store-and-forward serialization per hop (`BaseRtt::Path` only).
     pub fn base_owd_ps(&self) -> u64 {

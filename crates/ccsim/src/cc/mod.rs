@@ -54,6 +54,7 @@ registry! {
     PHost => phost::PHost,
     Ndp => ndp::Ndp,
     Rcp => rcp::Rcp,
+    Homa => homa::Homa,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
     #[cfg(test)]

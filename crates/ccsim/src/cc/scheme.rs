@@ -75,6 +75,12 @@ pub struct SchemeInfo {
     pub trim: bool,
     /// Senders may give each packet its own priority (`SendCtl::data_prio`).
     pub prio_per_packet: bool,
+    /// The scheme ranks packets by priority: switches must serve priorities strictly
+    /// (`fabric.scheduler = "strict"`, else the scenario is refused).
+    pub strict_priority: bool,
+    /// A host's NIC sends from the flow with the fewest bytes left to send first (Homa's
+    /// SRBF), instead of round-robin.
+    pub sender_srpt: bool,
     /// Control packets of one code get their own rate-limited, drop-tail queue at every port.
     pub ctrl_queue: Option<CtrlQueue>,
     /// Bytes on the wire of a control packet, per code (others: `host.ack_bytes`).
@@ -121,6 +127,8 @@ impl SchemeInfo {
         int: false,
         trim: false,
         prio_per_packet: false,
+        strict_priority: false,
+        sender_srpt: false,
         ctrl_queue: None,
         ctrl_bytes: &[],
         path_per_packet: false,

@@ -77,6 +77,8 @@ pub struct Settings {
     /// Senders set each packet's priority (the scheme's `prio_per_packet`, or
     /// `fabric.priority_by_size`).
     pub prio_per_packet: bool,
+    /// NICs send the flow with the fewest bytes left first (`SchemeInfo::sender_srpt`).
+    pub sender_srpt: bool,
     /// The scheme's rate-limited control queue, if it has one.
     pub ctrl_queue: Option<crate::cc::CtrlQueue>,
     /// Lossy fabric: what a full queue does (None: lossless).

@@ -59,6 +59,9 @@ impl Simulation {
         let n = h.active.len();
         let mut earliest = u64::MAX;
         let per_flow_prio = self.s.prio_per_packet && paused != 0;
+        // Shortest first (`sender_srpt`): the sendable flow with the fewest bytes left to send,
+        // then the lowest id.
+        let mut shortest: Option<(u64, u32, usize)> = None;
         for k in 0..n {
             let idx = (h.rr + k) % n;
             let f = &self.flows[h.active[idx] as usize];
@@ -66,11 +69,23 @@ impl Simulation {
                 continue;
             }
             if f.can_send(now) {
-                return Some(idx);
+                if !self.s.sender_srpt {
+                    return Some(idx);
+                }
+                let key = (
+                    f.size_bytes - f.snd_nxt.min(f.size_bytes),
+                    h.active[idx],
+                    idx,
+                );
+                shortest = Some(shortest.map_or(key, |s| s.min(key)));
+                continue;
             }
             if f.has_ready_packet() && f.ctl.credit_bytes > 0 {
                 earliest = earliest.min(f.ctl.next_avail_ps.max(f.ctl.hold_until_ps));
             }
+        }
+        if let Some((_, _, idx)) = shortest {
+            return Some(idx);
         }
         if earliest != u64::MAX
             && (h.wake_at_ps == u64::MAX || earliest < h.wake_at_ps || h.wake_at_ps < now)

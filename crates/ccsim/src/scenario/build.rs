@@ -194,6 +194,15 @@ impl Scenario {
                 "this scheme sets its packets' priorities itself; remove priority_by_size",
             ));
         }
+        if info.strict_priority && f.scheduler != crate::net::config::Scheduler::Strict {
+            return Err(ScenarioError::new(
+                "fabric.scheduler",
+                format!(
+                    "{} ranks packets by priority: set fabric.scheduler = \"strict\"",
+                    info.name
+                ),
+            ));
+        }
         let ack_priority = h.ack_priority.expect("resolved");
         if ack_priority > 7 {
             return Err(ScenarioError::new("host.ack_priority", "must be 0..7"));
@@ -310,6 +319,7 @@ impl Scenario {
             int_enabled: info.int,
             has_receiver: self.cc_params.has_receiver(),
             prio_per_packet: info.prio_per_packet || !classes.is_empty(),
+            sender_srpt: info.sender_srpt,
             ctrl_queue: info.ctrl_queue,
             drop,
             trim: info.trim,

@@ -3,6 +3,24 @@
 
 use ccsim::{Results, Scenario, Simulation};
 
+/// The `[fabric]` lines scheme `scheme` needs to run (empty if none): PFC off for a lossy-only
+/// scheme, strict priorities for one that ranks packets.
+pub fn scheme_fabric(scheme: &str) -> String {
+    let info = ccsim::cc::scheme(scheme).expect("a registered scheme");
+    let mut lines = String::new();
+    if info.fabric == ccsim::cc::FabricMode::Lossy {
+        lines += "pfc = { enabled = false }\n";
+    }
+    if info.strict_priority {
+        lines += "scheduler = \"strict\"\n";
+    }
+    if lines.is_empty() {
+        lines
+    } else {
+        format!("[fabric]\n{lines}")
+    }
+}
+
 /// Build and run `toml`; panics with the error (tests want a loud failure).
 pub fn run(toml: &str) -> (Scenario, Simulation, Results) {
     run_with(toml, None, &[])
