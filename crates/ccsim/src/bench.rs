@@ -19,6 +19,7 @@ pub const NAMES: &[&str] = &[
     "incast-ndp",
     "incast-rcp",
     "incast-homa",
+    "incast-expresspass",
     "fattree",
     "fattree-hpcc",
     "fattree-k8",

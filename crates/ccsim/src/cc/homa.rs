@@ -21,7 +21,8 @@
 //!   default cutoffs are the Linux module's 200, 2800 and 15000 B, as many as there are levels
 //!   between them). The rest goes on grants, at the priority each grant names. A host sends
 //!   the message with the fewest bytes left first (`SchemeInfo::sender_srpt`; the
-//!   simulator's SRBF).
+//!   simulator's SRBF). Packets are sprayed over equal-cost paths, as the RCC paper says its
+//!   Homa baseline does (`path_per_packet`).
 //! * **Receiver** (per host). Each data arrival reschedules: messages still to be granted,
 //!   one per sender (its fewest bytes left to grant), ranked by bytes left to grant; the top
 //!   `overcommit` (the simulator's numSendersToKeepGranted: 7 for most workloads, 6 for Web
@@ -74,6 +75,7 @@ impl Scheme for Homa {
         paper: "Montazeri et al., Homa: A Receiver-Driven Low-Latency Transport Protocol Using Network Priorities, SIGCOMM 2018; PlatformLab HomaSimulation and HomaModule",
         base_rtt: BaseRtt::Fabric,
         prio_per_packet: true,
+        path_per_packet: true,
         strict_priority: true,
         sender_srpt: true,
         own_recovery: true,
@@ -202,6 +204,8 @@ pub struct HomaSender {
     granted_bytes: u64,
     /// The priority the latest grant names.
     sched_prio: u8,
+    /// Packets sent (each its own path key).
+    sent: u32,
     pub backstop: Backstop,
     /// Grants and RESENDs received.
     pub grants: u64,
@@ -245,6 +249,9 @@ impl SenderPart<HomaParams> for HomaSender {
         self.backstop.start(tx, p.sender_timeout.0, BACKSTOP_TIMER);
     }
     fn on_send(&mut self, p: &HomaParams, tx: &mut Tx, d: &mut DataOut) {
+        // Sprayed: a new path for every packet (key 0 is the flow's own path).
+        self.sent = self.sent.wrapping_add(1);
+        d.path_key = self.sent;
         // The receiver learns the message's unscheduled bytes from any of its packets.
         d.hdr = SchemeHdr {
             a: self.unsched_bytes.min(u32::MAX as u64) as u32,

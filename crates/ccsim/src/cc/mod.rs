@@ -55,6 +55,7 @@ registry! {
     Ndp => ndp::Ndp,
     Rcp => rcp::Rcp,
     Homa => homa::Homa,
+    ExpressPass => expresspass::ExpressPass,
     #[cfg(test)]
     TestScheme => test_scheme::Probe,
     #[cfg(test)]

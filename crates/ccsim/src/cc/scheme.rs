@@ -81,6 +81,9 @@ pub struct SchemeInfo {
     /// A host's NIC sends from the flow with the fewest bytes left to send first (Homa's
     /// SRBF), instead of round-robin.
     pub sender_srpt: bool,
+    /// ECMP hashes the host pair, whatever `fabric.ecmp_symmetric` says, so a flow's data
+    /// retraces the path its control packets came by (ExpressPass's credits).
+    pub symmetric_paths: bool,
     /// Control packets of one code get their own rate-limited, drop-tail queue at every port.
     pub ctrl_queue: Option<CtrlQueue>,
     /// Bytes on the wire of a control packet, per code (others: `host.ack_bytes`).
@@ -102,8 +105,10 @@ pub struct SchemeInfo {
 /// A rate-limited, drop-tail egress queue, at every port, for the control packets of one code
 /// (ExpressPass credits: 84/(84+1538) of the link, a few credits deep). It is served after
 /// PFC frames and ahead of everything else, but never faster than `share_num / share_den` of
-/// the link; a packet finding `limit_packets` queued is dropped (counted as `ctrl_drops`).
-/// Such a scheme sends its control packets at priority 0 (`ack_priority: Some(0)`).
+/// the link (`share_den = 0`: the control packet's size over itself plus a full data packet's,
+/// so that the data the credits release fills the rest of the link); a packet finding
+/// `limit_packets` queued is dropped (counted as `ctrl_drops`). Such a scheme sends its
+/// control packets at priority 0 (`ack_priority: Some(0)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CtrlQueue {
     pub code: u8,
@@ -129,6 +134,7 @@ impl SchemeInfo {
         prio_per_packet: false,
         strict_priority: false,
         sender_srpt: false,
+        symmetric_paths: false,
         ctrl_queue: None,
         ctrl_bytes: &[],
         path_per_packet: false,

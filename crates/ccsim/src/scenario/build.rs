@@ -314,13 +314,28 @@ impl Scenario {
             pfc_frame_bytes: f.pfc.frame_bytes,
             ecn_pmax: f.ecn.pmax.unwrap_or(0.0),
             ecmp_seed: mix64(c.seed ^ stream::ECMP),
-            ecmp_symmetric: f.ecmp_symmetric,
+            ecmp_symmetric: f.ecmp_symmetric || info.symmetric_paths,
             record_pfc_events: c.output.pfc_events,
             int_enabled: info.int,
             has_receiver: self.cc_params.has_receiver(),
             prio_per_packet: info.prio_per_packet || !classes.is_empty(),
             sender_srpt: info.sender_srpt,
-            ctrl_queue: info.ctrl_queue,
+            ctrl_queue: info.ctrl_queue.map(|q| match q.share_den {
+                0 => {
+                    let ctrl = info
+                        .ctrl_bytes
+                        .iter()
+                        .find(|c| c.0 == q.code)
+                        .map_or(h.ack_bytes + info.header_bytes, |c| c.1);
+                    let data = h.mtu_payload_bytes + h.header_bytes + info.header_bytes;
+                    crate::cc::CtrlQueue {
+                        share_num: ctrl,
+                        share_den: ctrl + data,
+                        ..q
+                    }
+                }
+                _ => q,
+            }),
             drop,
             trim: info.trim,
             recovery: h.recovery.clone().unwrap_or_default(),
