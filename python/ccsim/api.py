@@ -272,8 +272,10 @@ def catalog() -> dict[str, Any]:
 
 
 def load_run(d: Path) -> RunResult:
-    """Read a run directory (``ccsim run``); a table whose CSV file is absent loads as an empty
-    DataFrame. :func:`ccsim.load` reads sweeps too."""
+    """Read a run directory: ``ccsim run``'s (CSV tables) or one run of a sweep
+    (``OUT/runs/<id>``: Parquet tables, with the run's id and parameters as leading columns);
+    a table with neither file loads as an empty DataFrame. :func:`ccsim.load` reads sweeps
+    too."""
     import pandas as pd
 
     if not (d / "summary.json").is_file():
@@ -286,10 +288,20 @@ def load_run(d: Path) -> RunResult:
     summary = json.loads(read_text(d / "summary.json"))
     config_path = d / "config.toml"
     config = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
-    tables = {
-        name: pd.read_csv(d / f"{name}.csv") if (d / f"{name}.csv").exists() else pd.DataFrame()
-        for name in TABLES
-    }
+    # A sweep's run: its tables lead with the run id and the sweep's parameters (sweep.json).
+    sweep_file = d.parent.parent / "sweep.json"
+    params = json.loads(read_text(sweep_file)).get("params", []) if sweep_file.is_file() else []
+    sweep_columns = ["run_id", *params]
+
+    def table(name: str) -> pd.DataFrame:
+        if (d / f"{name}.csv").exists():
+            return pd.read_csv(d / f"{name}.csv")
+        if (d / f"{name}.parquet").exists():
+            df = pd.read_parquet(d / f"{name}.parquet")
+            return df.drop(columns=[c for c in sweep_columns if c in df.columns])
+        return pd.DataFrame()
+
+    tables = {name: table(name) for name in TABLES}
     missing = [f"{t}_ps" for t in _FLOW_TIMES if f"{t}_ps" not in tables["flows"]]
     if len(tables["flows"]) and missing:
         raise ValueError(f"flows.csv lacks the columns {', '.join(missing)}")

@@ -406,3 +406,19 @@ def test_names_of_the_former_single_module_still_import() -> None:
     ]
     assert [n for n in names if not hasattr(sweeps, n)] == []
     assert ccsim.sweep is sweeps.sweep and ccsim.SweepResult is sweeps.SweepResult
+
+
+def test_one_run_of_a_sweep_reads_as_a_run(sweep_dir: Path, tmp_path: Path) -> None:
+    """`ccsim.load` and `ccsim fct-txt` on OUT/runs/<id> (Parquet tables) see its flows: as
+    many as its summary counts, without the sweep's id and parameter columns."""
+    run = sorted((sweep_dir / sweeps.RUNS_DIR).iterdir())[0]
+    result = ccsim.load(run)
+    assert len(result.flows) == result.summary["flows"]["total"] > 0
+    assert "run_id" not in result.flows.columns and "id" in result.flows.columns
+    assert len(result.queues) > 0 or "queues" not in result.summary
+    copy = tmp_path / "runs" / run.name
+    shutil.copytree(run, copy)
+    proc = ccsim_cli("fct-txt", str(copy), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = (copy / "fct.txt").read_text().splitlines()
+    assert len(lines) == result.summary["flows"]["finished"]
