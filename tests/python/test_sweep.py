@@ -411,7 +411,7 @@ def test_names_of_the_former_single_module_still_import() -> None:
 def test_one_run_of_a_sweep_reads_as_a_run(sweep_dir: Path, tmp_path: Path) -> None:
     """`ccsim.load` and `ccsim fct-txt` on OUT/runs/<id> (Parquet tables) see its flows: as
     many as its summary counts, without the sweep's id and parameter columns."""
-    run = sorted((sweep_dir / sweeps.RUNS_DIR).iterdir())[0]
+    run = min((sweep_dir / sweeps.RUNS_DIR).iterdir())
     result = ccsim.load(run)
     assert len(result.flows) == result.summary["flows"]["total"] > 0
     assert "run_id" not in result.flows.columns and "id" in result.flows.columns
