@@ -77,9 +77,16 @@ pub fn scenario(name: &str) -> Option<String> {
         "incast" => INCAST,
         _ => FATTREE,
     };
-    // The lossy fabric: drop-tail queues of `queue_packets`, then what `extra` adds.
+    // The lossy fabric: drop-tail queues of `queue_packets`, then what `extra` adds; strict
+    // scheduling for a scheme that ranks packets by priority (Homa).
     let lossy = |scheme: &str, queue_packets: u32, extra: &str| {
-        let fabric = format!("\nfabric = {{ pfc = {{ enabled = false }}, loss = {{ mode = \"drop_tail\", queue_packets = {queue_packets} }} }}");
+        let strict = crate::cc::scheme(scheme).is_some_and(|s| s.strict_priority);
+        let scheduler = if strict {
+            "scheduler = \"strict\", "
+        } else {
+            ""
+        };
+        let fabric = format!("\nfabric = {{ {scheduler}pfc = {{ enabled = false }}, loss = {{ mode = \"drop_tail\", queue_packets = {queue_packets} }} }}");
         text.replace("SCHEME", scheme)
             .replace("\n[[workload]]", &format!("{fabric}{extra}\n[[workload]]"))
     };
@@ -88,11 +95,8 @@ pub fn scenario(name: &str) -> Option<String> {
         "amrt" => lossy("amrt", 128, ""),
         // NDP's switches: 8-packet data queues that trim.
         "ndp" => lossy("ndp", 8, ""),
-        // Homa's priorities need strict scheduling; its 128-packet lossy fabric, as AMRT's.
-        "homa" => lossy("homa", 128, "").replace(
-            "pfc = { enabled = false },",
-            "scheduler = \"strict\", pfc = { enabled = false },",
-        ),
+        // Homa on the 128-packet lossy fabric, as AMRT.
+        "homa" => lossy("homa", 128, ""),
         _ => text.replace("SCHEME", variant),
     })
 }

@@ -320,6 +320,9 @@ struct InMsg {
 #[derive(Clone, Debug, Default)]
 pub struct HomaHost {
     msgs: BTreeMap<u32, InMsg>,
+    /// `schedule`'s ranking, kept to reuse its allocation: (sender, bytes left to grant, size,
+    /// message).
+    ranked: Vec<(u32, u64, u64, u32)>,
     /// Grants sent.
     pub grants: u64,
 }
@@ -330,20 +333,19 @@ impl HomaHost {
     fn schedule(&mut self, p: &HomaParams, rx: &mut Rx, rtt_bytes: u64) {
         let mtu = rx.mtu_payload_bytes();
         // Each sender's best message, then the senders by it.
-        let mut best: BTreeMap<u32, (u64, u64, u32)> = BTreeMap::new();
-        for (&id, m) in &self.msgs {
-            if m.granted >= m.size {
-                continue;
-            }
-            let key = (m.size - m.granted, m.size, id);
-            let e = best.entry(m.src).or_insert(key);
-            *e = (*e).min(key);
-        }
-        let mut ranked: Vec<(u64, u64, u32)> = best.into_values().collect();
+        let ranked = &mut self.ranked;
+        ranked.clear();
+        ranked.extend(
+            (self.msgs.iter())
+                .filter(|(_, m)| m.granted < m.size)
+                .map(|(&id, m)| (m.src, m.size - m.granted, m.size, id)),
+        );
         ranked.sort_unstable();
+        ranked.dedup_by_key(|r| r.0);
+        ranked.sort_unstable_by_key(|&(_, left, size, id)| (left, size, id));
         ranked.truncate(p.overcommit as usize);
         let n = ranked.len();
-        for (r, &(_, _, id)) in ranked.iter().enumerate() {
+        for (r, &(_, _, _, id)) in self.ranked.iter().enumerate() {
             let m = self.msgs.get_mut(&id).expect("ranked");
             let target = (m.received + rtt_bytes).min(m.size);
             if target <= m.granted {

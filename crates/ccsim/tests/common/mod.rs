@@ -21,6 +21,80 @@ pub fn scheme_fabric(scheme: &str) -> String {
     }
 }
 
+/// A 16-to-1 incast of 1 MB each into one 100G port on a lossy fabric whose drop-tail queues
+/// hold `queue_packets`, with scheme `scheme` and `[cc.params]` lines `params`.
+pub fn lossy_incast(scheme: &str, params: &str, queue_packets: u32) -> String {
+    let info = ccsim::cc::scheme(scheme).expect("a registered scheme");
+    let strict = if info.strict_priority {
+        "scheduler = \"strict\""
+    } else {
+        ""
+    };
+    format!(
+        r#"
+        [topology]
+        kind = "star"
+        hosts = 17
+        link = {{ rate = "100Gbps", delay = "1us" }}
+        [fabric]
+        pfc = {{ enabled = false }}
+        loss = {{ mode = "drop_tail", queue_packets = {queue_packets} }}
+        {strict}
+        [cc]
+        scheme = "{scheme}"
+        [cc.params]
+        {params}
+        [[workload]]
+        kind = "incast"
+        senders = 16
+        receiver = 16
+        size = "1MB"
+        at = "0us"
+        "#
+    )
+}
+
+/// Four long flows into one 10G port (star, 5 us links), joining at 0, 0, 2 and 4 ms, for
+/// `duration`; the port's queue (10 us) and the flows' rates (500 us) probed.
+pub fn four_flows_joining(scheme: &str, duration: &str) -> String {
+    format!(
+        r#"
+        duration = "{duration}"
+        [topology]
+        kind = "star"
+        hosts = 5
+        link = {{ rate = "10Gbps", delay = "5us" }}
+        [cc]
+        scheme = "{scheme}"
+        [[flows]]
+        src = 0
+        dst = 4
+        [[flows]]
+        src = 1
+        dst = 4
+        [[flows]]
+        src = 2
+        dst = 4
+        start = "2ms"
+        [[flows]]
+        src = 3
+        dst = 4
+        start = "4ms"
+        [output]
+        rates = {{ interval = "500us", flows = [0, 1, 2, 3] }}
+        queues = {{ interval = "10us", ports = ["sw0->h4"] }}
+        "#
+    )
+}
+
+/// Every flow finished and every payload byte was delivered (and acknowledged) exactly once.
+pub fn assert_conserved(label: &str, r: &Results, bytes: u64) {
+    let f = &r.summary["flows"];
+    assert_eq!(f["unfinished"], 0, "{label}: {}", r.summary);
+    assert_eq!(f["payload_bytes_delivered"], bytes, "{label}");
+    assert_eq!(f["payload_bytes_acked"], bytes, "{label}");
+}
+
 /// Build and run `toml`; panics with the error (tests want a loud failure).
 pub fn run(toml: &str) -> (Scenario, Simulation, Results) {
     run_with(toml, None, &[])
