@@ -311,10 +311,12 @@ impl ReceiverPart<AmrtParams> for AmrtReceiver {
                 self.grant(rx, room, None);
             }
         }
-        if p.fair_marks && self.entitled_bytes < size && rcv_nxt < size {
-            host.flows.entry(id).or_insert(0);
-        } else {
-            host.flows.remove(&id);
+        if p.fair_marks {
+            if self.entitled_bytes < size && rcv_nxt < size {
+                host.flows.entry(id).or_insert(0);
+            } else {
+                host.flows.remove(&id);
+            }
         }
         self.arrived_ps = now;
         let owd = now.saturating_sub(d.sent_ps);

@@ -47,6 +47,8 @@ impl Simulation {
 
     /// Charge a data packet (or an ACK, `ack`) arriving through `in_port` for egress `out` to
     /// the buffer; on a lossless fabric, send PAUSE if its ingress queue passed the threshold.
+    /// Inlined into `switch_receive`, on every hop (NDP's trimming calls it too, cold).
+    #[inline(always)]
     pub(crate) fn admit(
         &mut self,
         si: usize,

@@ -55,13 +55,15 @@ impl Simulation {
     /// Round-robin from `rr`: the index of the first active flow allowed to send now. If none
     /// is and some wait only for their pacing time or halt, schedule a wake-up at the earliest.
     fn pick_flow(&mut self, hid: usize, now: u64, paused: u8) -> Option<usize> {
+        if self.s.sender_srpt {
+            if let Some(idx) = self.shortest_sendable(hid, now, paused) {
+                return Some(idx);
+            }
+        }
         let h = &mut self.hosts[hid];
         let n = h.active.len();
         let mut earliest = u64::MAX;
         let per_flow_prio = self.s.prio_per_packet && paused != 0;
-        // Shortest first (`sender_srpt`): the sendable flow with the fewest bytes left to send,
-        // then the lowest id.
-        let mut shortest: Option<(u64, u32, usize)> = None;
         for k in 0..n {
             let idx = (h.rr + k) % n;
             let f = &self.flows[h.active[idx] as usize];
@@ -69,23 +71,11 @@ impl Simulation {
                 continue;
             }
             if f.can_send(now) {
-                if !self.s.sender_srpt {
-                    return Some(idx);
-                }
-                let key = (
-                    f.size_bytes - f.snd_nxt.min(f.size_bytes),
-                    h.active[idx],
-                    idx,
-                );
-                shortest = Some(shortest.map_or(key, |s| s.min(key)));
-                continue;
+                return Some(idx);
             }
             if f.has_ready_packet() && f.ctl.credit_bytes > 0 {
                 earliest = earliest.min(f.ctl.next_avail_ps.max(f.ctl.hold_until_ps));
             }
-        }
-        if let Some((_, _, idx)) = shortest {
-            return Some(idx);
         }
         if earliest != u64::MAX
             && (h.wake_at_ps == u64::MAX || earliest < h.wake_at_ps || h.wake_at_ps < now)
@@ -94,6 +84,25 @@ impl Simulation {
             self.q.push(earliest, Event::NicWake { host: hid as u32 });
         }
         None
+    }
+
+    /// Shortest first (`sender_srpt`): the index of the active flow allowed to send now with the
+    /// fewest bytes left to send (then the lowest id); None leaves the wake-up to `pick_flow`.
+    #[cold]
+    #[inline(never)]
+    fn shortest_sendable(&self, hid: usize, now: u64, paused: u8) -> Option<usize> {
+        let per_flow_prio = self.s.prio_per_packet && paused != 0;
+        let active = &self.hosts[hid].active;
+        (active.iter().enumerate())
+            .filter(|&(_, &fid)| {
+                let f = &self.flows[fid as usize];
+                !(per_flow_prio && paused & (1 << f.ctl.data_prio) != 0) && f.can_send(now)
+            })
+            .min_by_key(|&(_, &fid)| {
+                let f = &self.flows[fid as usize];
+                (f.size_bytes - f.snd_nxt.min(f.size_bytes), fid)
+            })
+            .map(|(idx, _)| idx)
     }
 
     /// Build flow `fid`'s next data packet: a queued retransmission, else new data. The

@@ -105,23 +105,10 @@ impl Simulation {
                         && p.kind == PktKind::Data
                         && !self.ctrl_no_room(si as usize, out, p.size_bytes as u64) =>
                 {
-                    // htsim trims the arrival or the newest queued packet, with equal chance;
-                    // the arrival then takes the room that packet's payload leaves.
-                    let newest = self.sw_parts.is_empty()
-                        && self.marking_rng.uniform() < 0.5
-                        && self.trim_newest(si as usize, out, prio)
-                        && matches!(
-                            self.admit(si as usize, in_port, out, (prio, size, ack)),
-                            Admit::Ok
-                        );
-                    if !newest {
-                        if self.ctrl_no_room(si as usize, out, p.size_bytes as u64) {
-                            self.drop_packet(out, pkt);
-                            return;
-                        }
-                        self.trim(out, pkt);
-                        (size, prio) = (self.pkts[pkt].size_bytes as u64, 0);
-                        self.switches[si as usize].ctrl_bytes += size;
+                    let at = (si as usize, in_port, out);
+                    match self.trim_on_overflow(at, pkt, (prio, size, ack)) {
+                        Some(queued_as) => (size, prio) = queued_as,
+                        None => return,
                     }
                 }
                 Admit::Drop => {
@@ -169,6 +156,36 @@ impl Simulation {
             self.flush_switch_ctrl(out);
         }
         self.port_kick(out);
+    }
+
+    /// Data packet `pkt` (priority `prio`, `size` bytes) found no room at port `out` of switch
+    /// `si`: as htsim, trim it or the newest queued packet with equal chance (the arrival then
+    /// takes the room that packet's payload leaves). Returns the size and priority the arrival
+    /// is queued with (its header at priority 0 if it was trimmed), or None if it was dropped
+    /// (no room for its header either).
+    #[cold]
+    #[inline(never)]
+    fn trim_on_overflow(
+        &mut self,
+        (si, in_port, out): (usize, u32, u32),
+        pkt: u32,
+        (prio, size, ack): (usize, u64, bool),
+    ) -> Option<(u64, usize)> {
+        let newest = self.sw_parts.is_empty()
+            && self.marking_rng.uniform() < 0.5
+            && self.trim_newest(si, out, prio)
+            && matches!(self.admit(si, in_port, out, (prio, size, ack)), Admit::Ok);
+        if newest {
+            return Some((size, prio));
+        }
+        if self.ctrl_no_room(si, out, self.pkts[pkt].size_bytes as u64) {
+            self.drop_packet(out, pkt);
+            return None;
+        }
+        self.trim(out, pkt);
+        let header = self.pkts[pkt].size_bytes as u64;
+        self.switches[si].ctrl_bytes += header;
+        Some((header, 0))
     }
 
     /// Trim the newest data packet of priority `prio` queued at port `out` (not the head) and

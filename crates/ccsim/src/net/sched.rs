@@ -20,21 +20,10 @@ impl Port {
     pub(crate) fn pick_priority(&mut self, scheduler: Scheduler, hdr_ratio: u8) -> Option<usize> {
         // Bit p: priority p has packets and is not paused.
         let ready = self.nonempty_mask & !self.paused_mask;
-        let data = ready & !1;
-        if ready & 1 != 0 {
-            if hdr_ratio == 0 {
-                return Some(0);
-            }
-            // One turn in hdr_ratio + 1 goes to data, if any waits.
-            self.hdr_turn = if self.hdr_turn >= hdr_ratio {
-                0
-            } else {
-                self.hdr_turn + 1
-            };
-            if data == 0 || self.hdr_turn < hdr_ratio {
-                return Some(0);
-            }
+        if ready & 1 != 0 && (hdr_ratio == 0 || !self.data_turn(hdr_ratio, ready)) {
+            return Some(0);
         }
+        let data = ready & !1;
         if data == 0 {
             return None;
         }
@@ -49,5 +38,18 @@ impl Port {
             }
         };
         Some(p as usize)
+    }
+
+    /// With control waiting under a trimming scheme: whether this turn goes to data (one in
+    /// `hdr_ratio` + 1, if data waits).
+    #[cold]
+    #[inline(never)]
+    fn data_turn(&mut self, hdr_ratio: u8, ready: u8) -> bool {
+        self.hdr_turn = if self.hdr_turn >= hdr_ratio {
+            0
+        } else {
+            self.hdr_turn + 1
+        };
+        ready & !1 != 0 && self.hdr_turn >= hdr_ratio
     }
 }
