@@ -87,6 +87,8 @@ class RunResult(EngineTables):
         The fully resolved scenario as TOML; re-running it reproduces this result.
     out_dir : Path or None
         The run directory, if one was written.
+    trace : bytes or None
+        The pcapng packet trace of ``output.trace`` (``trace.pcapng`` in the run directory).
 
     The tables become DataFrames when first read, so a run that only needs its summary never
     imports pandas.
@@ -98,11 +100,17 @@ class RunResult(EngineTables):
     """
 
     def __init__(
-        self, summary: dict[str, Any], config: str, out_dir: Path | None = None, **tables: Any
+        self,
+        summary: dict[str, Any],
+        config: str,
+        out_dir: Path | None = None,
+        trace: bytes | None = None,
+        **tables: Any,
     ) -> None:
         self.summary = summary
         self.config = config
         self.out_dir = out_dir
+        self.trace = trace
         # Each table as given (the engine's columns, or a DataFrame read from a directory)
         # until it is first read.
         self._given = tables
@@ -183,7 +191,8 @@ def run(
     summary = json.loads(raw["summary"])
     _warn(summary.get("warnings", []))
     out_dir = None if out is None else Path(out)
-    return RunResult(summary, raw["config"], out_dir, **{t: raw["tables"][t] for t in TABLES})
+    tables = {t: raw["tables"][t] for t in TABLES}
+    return RunResult(summary, raw["config"], out_dir, raw["trace"], **tables)
 
 
 def run_text(
@@ -285,7 +294,18 @@ def load_run(d: Path) -> RunResult:
             "`ccsim run`, `ccsim sweep` or `ccsim reproduce`",
             str(d),
         )
-    summary = json.loads(read_text(d / "summary.json"))
+    summary = read_summary(d)
+    check_files(d, summary)
+    if summary.get("partial"):
+        flows = summary.get("flows", {})
+        _warn(
+            [
+                (
+                    f"{d}: an interrupted run: partial results, {flows.get('finished', '?')} "
+                    f"of {flows.get('total', '?')} flows finished"
+                )
+            ]
+        )
     config_path = d / "config.toml"
     config = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
     # A sweep's run: its tables lead with the run id and the sweep's parameters (sweep.json).
@@ -305,7 +325,70 @@ def load_run(d: Path) -> RunResult:
     missing = [f"{t}_ps" for t in _FLOW_TIMES if f"{t}_ps" not in tables["flows"]]
     if len(tables["flows"]) and missing:
         raise ValueError(f"flows.csv lacks the columns {', '.join(missing)}")
-    return RunResult(summary, config, d, **tables)
+    listed = "files" not in summary or "trace.pcapng" in summary["files"]
+    trace_path = d / "trace.pcapng"
+    trace = trace_path.read_bytes() if listed and trace_path.is_file() else None
+    return RunResult(summary, config, d, trace, **tables)
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
+    """Write ``path`` whole or not at all (a full disk or a kill leaves the old file or none,
+    never a part): into a temporary file beside it, then renamed over it."""
+    path = Path(path)
+    tmp = path.with_name(f".tmp-{path.name}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_summary(d: Path, rerun: str = "run it again") -> dict[str, Any]:
+    """A run directory's summary.json; a file that is not one raises ScenarioError naming it
+    and saying what to do (``rerun``)."""
+    path = d / "summary.json"
+    try:
+        summary = json.loads(read_text(path))
+    except ValueError as e:
+        raise ScenarioError(f"{path}: unreadable ({e}); {rerun}") from None
+    if not isinstance(summary, dict) or not isinstance(summary.get("sim_time_ps"), int):
+        raise ScenarioError(f"{path}: not a ccsim run summary (no sim_time_ps); {rerun}")
+    return summary
+
+
+def file_record(data: bytes) -> dict[str, int]:
+    """What a run's summary records of one of its files: its size and CRC-32."""
+    import zlib
+
+    return {"bytes": len(data), "crc32": zlib.crc32(data)}
+
+
+def check_files(d: Path, summary: Mapping[str, Any], rerun: str = "run it again") -> None:
+    """Raise ScenarioError naming the first file of run directory ``d`` that is missing or
+    differs from the record its summary.json keeps (``files``: bytes and CRC-32, written last
+    by the run). A summary without records (written before ccsim kept them) checks nothing."""
+    files = summary.get("files", {})
+    if not isinstance(files, Mapping):
+        raise ScenarioError(f"{d / 'summary.json'}: its `files` record is garbled; {rerun}")
+    for name, rec in files.items():
+        path = d / name
+        if not path.is_file():
+            raise ScenarioError(f"{path}: missing, though the run wrote it; {rerun}")
+        got = file_record(path.read_bytes())
+        if got["bytes"] != rec.get("bytes"):
+            raise ScenarioError(
+                f"{path}: {got['bytes']} bytes where the run wrote {rec.get('bytes')} (cut short "
+                f"or changed since); {rerun}"
+            )
+        if got["crc32"] != rec.get("crc32"):
+            raise ScenarioError(
+                f"{path}: its contents changed since the run wrote it (CRC-32 differs); {rerun}"
+            )
 
 
 def size_bin_labels(family: str) -> list[str]:
@@ -440,8 +523,18 @@ def _scenario_dir(scenario: Scenario) -> str:
     return str(scenario_path(scenario).resolve().parent)
 
 
+MAX_INPUT_BYTES = 1 << 30  # the most ccsim reads of one scenario, sweep or results file
+
+
 def read_text(path: Path) -> str:
-    """A text file's contents; a file that is not UTF-8 text is a ScenarioError naming it."""
+    """A text file's contents; a file that is not UTF-8 text, not a regular file (a FIFO would
+    block, /dev/zero never end) or over ``MAX_INPUT_BYTES`` is a ScenarioError naming it."""
+    if path.exists() and not path.is_file():
+        raise ScenarioError(f"{path}: not a regular file (a pipe, a device or a directory)")
+    if path.exists() and path.stat().st_size > MAX_INPUT_BYTES:
+        raise ScenarioError(
+            f"{path}: {path.stat().st_size} bytes, over the {MAX_INPUT_BYTES} ccsim reads of one file"
+        )
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

@@ -299,10 +299,13 @@ def _run_sweep(
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
+    from ccsim import report
+
     res = load_results(args.results, args.where)
     out = Path(args.out) if args.out is not None else Path(args.results) / "plots"
     formats = args.format or plots.FORMATS
-    figures, skipped = plots.plot(res, out, args.kind or None, formats, args.style)
+    labels = report.flow_labels(res.out_dir)
+    figures, skipped = plots.plot(res, out, args.kind or None, formats, args.style, labels)
     for kind in figures:
         print(f"{kind:<12} {' '.join(str(out / f'{kind}.{fmt}') for fmt in formats)}")
     for kind, why in skipped.items():
@@ -326,22 +329,33 @@ def _cmd_fct_txt(args: argparse.Namespace) -> int:
             f"{args.results}: a sweep; give one of its runs, e.g. {args.results}/runs/<run_id>"
         )
     out = Path(args.out) if args.out is not None else Path(args.results) / "fct.txt"
-    out.write_text(hpcc_import.fct_txt(res.flows), encoding="utf-8")
+    api.write_atomic(out, hpcc_import.fct_txt(res.flows))
     print(out)
     return 0
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from ccsim import experiments, report
+    from ccsim import experiments
 
     directory = experiments.catalog_dir(args.catalog)
     if args.list:
         print(format_experiments(experiments.list_experiments(directory)))
         return 0
-    if args.name is None:
-        raise ScenarioError("reproduce: name an experiment, or --list them")
-    exp = experiments.load_experiment(args.name, directory)
     size = "quick" if args.quick else "full"
+    if args.all:
+        if args.name is not None:
+            raise ScenarioError("reproduce: name one experiment or give --all, not both")
+        return _reproduce_all(experiments.list_experiments(directory), size, args)
+    if args.name is None:
+        raise ScenarioError("reproduce: name an experiment, --list them, or run --all")
+    exp = experiments.load_experiment(args.name, directory)
+    return _reproduce(exp, size, args)
+
+
+def _reproduce(exp: Any, size: str, args: argparse.Namespace) -> int:
+    """Run catalog entry ``exp`` at ``size``, plot it, check its claims, write its report."""
+    from ccsim import experiments, report
+
     print(f"{exp.name} ({size}): {exp.title}\n  {exp.paper}; {exp.figure}", flush=True)
     sweep, out, runs = _run_sweep(exp.sweep(size), args)
     res = load_results(str(out))
@@ -353,22 +367,52 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         "description": exp.description,
         "size": size,
         "size_settings": api.to_toml(exp.sizes.get(size, {})),
+        "labels": exp.labels.as_table(),
     }
     claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
-    (out / report.CLAIMS_JSON).write_text(json.dumps(claims, indent=2) + "\n", encoding="utf-8")
+    api.write_atomic(out / report.CLAIMS_JSON, json.dumps(claims, indent=2) + "\n")
     style = args.style or exp.style
-    figures, _ = plots.plot(res, out / "plots", exp.plots or None, style=style)
+    figures, _ = plots.plot(res, out / "plots", exp.plots or None, style=style, labels=exp.labels)
     page = report.write_report(res, out / report.REPORT_HTML, figures=figures)
     print(format_sweep_summary(sweep.name, runs, out))
     if exp.reference:
         tables = experiments.reference_tables(res, exp.reference)
-        (out / "reference.txt").write_text(tables + "\n", encoding="utf-8")
+        api.write_atomic(out / "reference.txt", tables + "\n")
         print(tables)
     print(format_claims(verdicts))
     print(f"  plots in {out / 'plots'}, report {page}")
     failed = (runs["status"] != sweeps.STATUS_OK).any()
     held = all(v.status == experiments.HOLDS for v in verdicts)
     return 0 if held and not failed else EXIT_FAILED_RUNS_OR_CLAIMS
+
+
+def _reproduce_all(entries: Sequence[Any], size: str, args: argparse.Namespace) -> int:
+    """Every catalog entry at ``size`` into OUT/<name>-<size>, then the gallery: one HTML page
+    and a Markdown claims table (OUT/gallery-<size>.html, .md). An entry that cannot run is
+    shown with its error; the others still run."""
+    import copy
+
+    from ccsim import gallery
+
+    root = Path(args.out) if args.out is not None else Path("results")
+    shown, code = [], 0
+    for exp in entries:
+        one = copy.copy(args)
+        one.out = str(root / f"{exp.name}-{size}")
+        try:
+            code = max(code, _reproduce(exp, size, one))
+            error = None
+        except ScenarioError as e:
+            print(f"  {exp.name}: error: {e}", file=sys.stderr)
+            code, error = max(code, EXIT_FAILED_RUNS_OR_CLAIMS), str(e)
+        shown.append(gallery.entry_summary(Path(one.out), exp.name, error))
+    page = gallery.write_gallery(shown, root / f"gallery-{size}.html", size)
+    table = root / f"gallery-{size}.md"
+    api.write_atomic(table, gallery.claims_markdown(shown, size))
+    held = sum(c["status"] == "holds" for e in shown for c in e["claims"].get("claims", []))
+    total = sum(len(e["claims"].get("claims", [])) for e in shown)
+    print(f"{len(shown)} entries, {held} of {total} claims hold; gallery {page}, claims {table}")
+    return code
 
 
 def load_results(path: str, where: Sequence[str] = ()) -> sweeps.SweepResult:
@@ -431,6 +475,11 @@ def format_summary(result: api.RunResult) -> str:
         )
     if result.out_dir is not None:
         lines.append(f"  results in {result.out_dir}")
+        if result.trace is not None:
+            lines.append(
+                f"  packet trace in {result.out_dir / 'trace.pcapng'} (Wireshark; the ccsim "
+                "header's dissector: `ccsim dissector`)"
+            )
     return "\n".join(lines)
 
 
@@ -708,8 +757,17 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("name", metavar="NAME", nargs="?", help="the experiment (see --list)")
     q.add_argument("--list", action="store_true", help="list the experiments, papers and figures")
     q.add_argument("--quick", action="store_true", help="the quick size (about a minute)")
+    q.add_argument(
+        "--all",
+        action="store_true",
+        help="every entry, each into DIR/<name>-<size>, and a gallery page of them all",
+    )
     backend_args(q)
-    q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>-<size>)")
+    q.add_argument(
+        "--out",
+        metavar="DIR",
+        help="results directory (default results/<name>-<size>; with --all, the folder of them)",
+    )
     q.add_argument(
         "--catalog",
         metavar="DIR",
@@ -737,11 +795,21 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--out", "-o", metavar="FILE", help="where to write (default RUN/fct.txt)")
     q.set_defaults(func=_cmd_fct_txt)
 
+    q = sub.add_parser(
+        "dissector", help="print the path of the Wireshark Lua dissector for packet traces"
+    )
+    q.set_defaults(func=_cmd_dissector)
+
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")
     q.add_argument("--json", action="store_true", help="print one JSON line per benchmark")
     q.set_defaults(func=_cmd_bench)
     return p
+
+
+def _cmd_dissector(args: argparse.Namespace) -> int:
+    print(Path(__file__).parent / "wireshark" / "ccsim.lua")
+    return 0
 
 
 def _check_writable(out: Path) -> None:

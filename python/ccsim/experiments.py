@@ -21,7 +21,7 @@ from ccsim import fidelity
 from ccsim.api import ScenarioError, read_toml
 from ccsim.measures import MEASURES, ClaimError, aggregate, plain_value, select_runs
 from ccsim.plots import KINDS as PLOT_KINDS
-from ccsim.plots import STYLES
+from ccsim.plots import STYLES, FlowLabels
 from ccsim.sweeps import Sweep, SweepResult
 from ccsim.sweeps.spec import CASE
 
@@ -33,6 +33,7 @@ ENTRY_KEYS = (
     "figure",
     "description",
     "plots",
+    "labels",
     "style",
     "sweep",
     "quick",
@@ -72,6 +73,8 @@ class Experiment:
     sweep_table: dict[str, Any]
     #: The figure style (``ccsim.plots.STYLES``): "screen", "paper" or "paper-wide".
     style: str
+    #: How the per-flow plots name flows, as the paper does (``[labels]``).
+    labels: FlowLabels
     sizes: dict[str, dict[str, Any]]
     claims: list[Claim] = field(default_factory=list)
     #: Case -> the HPCC ns-3 simulator's run it is compared with (``[reference]``, a folder as
@@ -180,6 +183,7 @@ def load_experiment(name: str, directory: Path) -> Experiment:
         plots=list(plots),
         sweep_table=dict(data["sweep"]),
         style=style,
+        labels=FlowLabels.from_table(data.get("labels", {}), f"{src}: [labels]"),
         sizes=sizes,
         claims=claims,
         reference=reference,
@@ -226,6 +230,10 @@ def check_claims(
             value = ev.eval(parse_check(claim.check, claim.text).body)
         except ClaimError as e:
             out.append(ClaimResult(claim, ERROR, ev.measured, str(e)))
+            continue
+        except (ArithmeticError, ValueError, TypeError) as e:  # e.g. 1/0: this claim only
+            why = f"cannot be evaluated: {type(e).__name__}: {e}"
+            out.append(ClaimResult(claim, ERROR, ev.measured, why))
             continue
         if not isinstance(value, bool):
             out.append(

@@ -7,8 +7,10 @@ Figures are matplotlib ``Figure`` objects (no pyplot state), saved as PNG and SV
 
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -65,6 +67,57 @@ LINE_STYLES = [
 
 class NoData(ScenarioError):
     """The results hold nothing this kind of plot can draw; ``str()`` says what to enable."""
+
+
+@dataclass(frozen=True)
+class FlowLabels:
+    """How the per-flow kinds (goodput, rate, flow_queue) name flows in their legends, as a
+    paper names its series (a catalog entry's ``[labels]``): ``flows`` by id ("F0"), else
+    ``format`` with the id (``"f{flow}"``); with ``others``, the flows ``flows`` does not name
+    are drawn summed as one series of that name ("burst flows")."""
+
+    flows: Mapping[int, str] = field(default_factory=dict)
+    format: str = "flow {flow}"
+    others: str | None = None
+
+    KEYS = ("flows", "format", "others")
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], where: str) -> FlowLabels:
+        """From a TOML table (``flows`` keys are flow ids as strings); errors name ``where``."""
+        unknown = sorted(set(table) - set(cls.KEYS))
+        if unknown:
+            raise ScenarioError(f"{where}: unknown key `{unknown[0]}`; use {', '.join(cls.KEYS)}")
+        flows = {}
+        for k, v in dict(table.get("flows", {})).items():
+            if not str(k).isdigit() or not isinstance(v, str):
+                raise ScenarioError(f'{where}.flows: write flow id = "label", e.g. 0 = "F0"')
+            flows[int(k)] = v
+        fmt = table.get("format", "flow {flow}")
+        if not isinstance(fmt, str) or "{flow}" not in fmt:
+            raise ScenarioError(f'{where}.format: a text with {{flow}}, e.g. "f{{flow}}"')
+        others = table.get("others")
+        if others is not None and not isinstance(others, str):
+            raise ScenarioError(f"{where}.others: the name of the other flows, a text")
+        return cls(flows, fmt, others)
+
+    def as_table(self) -> dict[str, Any]:
+        table: dict[str, Any] = {"flows": {str(k): v for k, v in self.flows.items()}}
+        table["format"] = self.format
+        if self.others is not None:
+            table["others"] = self.others
+        return table
+
+    def series(self, flows: Sequence[int]) -> list[tuple[str, list[int]]]:
+        """The legend series over ``flows``: (label, the flows it sums), named flows first."""
+        if self.others is None:
+            return [(self.flows.get(f, self.format.format(flow=f)), [f]) for f in flows]
+        named = [(self.flows[f], [f]) for f in flows if f in self.flows]
+        rest = [f for f in flows if f not in self.flows]
+        return named + ([(self.others, rest)] if rest else [])
+
+
+DEFAULT_LABELS = FlowLabels()
 
 
 # --- the kinds -----------------------------------------------------------------------------------
@@ -160,20 +213,22 @@ def plot_utilization(res: SweepResult) -> Figure:
     return _port_series(res, "utilization", 1.0, "link utilization", "mean")
 
 
-def plot_goodput(res: SweepResult) -> Figure:
+def plot_goodput(res: SweepResult, labels: FlowLabels = DEFAULT_LABELS) -> Figure:
     """Each probed flow's goodput over time: payload bytes acknowledged per probe interval
     (Gb/s), per series (first seed). What a flow gets, as papers plot per-flow throughput.
     Where a sample holds under 10 packets, a moving mean over enough samples is drawn, and
     the panel's title says over how many."""
     return _flow_series(
-        res, "goodput", "throughput_bps", "goodput (Gb/s)", "per-flow goodput", smooth=True
+        res, "goodput", "throughput_bps", "goodput (Gb/s)", "per-flow goodput", labels, smooth=True
     )
 
 
-def plot_rate(res: SweepResult) -> Figure:
+def plot_rate(res: SweepResult, labels: FlowLabels = DEFAULT_LABELS) -> Figure:
     """Each probed flow's congestion-control rate over time (Gb/s), per series (first seed):
     what the scheme allows, which a window or the fabric may keep the flow from using."""
-    return _flow_series(res, "rate", "rate_bps", "CC rate (Gb/s)", "congestion-control rate")
+    return _flow_series(
+        res, "rate", "rate_bps", "CC rate (Gb/s)", "congestion-control rate", labels
+    )
 
 
 def plot_sending(res: SweepResult) -> Figure:
@@ -196,20 +251,27 @@ def plot_sending(res: SweepResult) -> Figure:
 
 
 def _flow_series(
-    res: SweepResult, kind: str, column: str, ylabel: str, what: str, smooth: bool = False
+    res: SweepResult,
+    kind: str,
+    column: str,
+    ylabel: str,
+    what: str,
+    labels: FlowLabels,
+    smooth: bool = False,
 ) -> Figure:
-    """Each probed flow's ``column`` over time, a panel per series; with ``smooth``, a moving
-    mean wherever samples are too coarse to read (``_goodput_window``)."""
+    """Each probed flow's ``column`` over time, a panel per series, flows named and grouped by
+    ``labels``; with ``smooth``, a moving mean wherever samples are too coarse to read
+    (``_goodput_window``)."""
     rates = _require(res.rates, f"plot {kind}", "no rate samples; add [output] rates = {...}")
     panels = _panels(res, rates)
     fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True, sharey=True)
     for ax, (label, group) in zip(axes, panels):
-        flows = sorted(group["flow"].unique())
+        flows = sorted(int(f) for f in group["flow"].unique())
         window = _goodput_window(group[column]) if smooth else 1
-        for flow in flows:
-            one = group[group["flow"] == flow]
-            y = one[column].rolling(window, min_periods=1).mean() if window > 1 else one[column]
-            ax.plot(one["time_us"], y / 1e9, lw=1, label=f"flow {int(flow)}")
+        for name, members in labels.series(flows):
+            one = group[group["flow"].isin(members)].groupby("time_us")[column].sum()
+            y = one.rolling(window, min_periods=1).mean() if window > 1 else one
+            ax.plot(one.index, y / 1e9, lw=1, label=name)
         ax.set_ylabel(ylabel)
         smoothed = ""
         if window > 1:
@@ -238,9 +300,10 @@ def _goodput_window(tput_bps: pd.Series) -> int:
     return 1 if packets >= 10 else math.ceil(10 / packets)
 
 
-def plot_flow_queue(res: SweepResult) -> Figure:
+def plot_flow_queue(res: SweepResult, labels: FlowLabels = DEFAULT_LABELS) -> Figure:
     """Each flow's bytes in the probed queues over time (ACC Figs. 2-4 style): per series
-    (first seed) and probed port, its largest flows, the rest summed."""
+    (first seed) and probed port, its largest flows, the rest summed (``labels.others``: the
+    flows ``labels`` names, the rest summed)."""
     fq = _require(
         res.flow_queues,
         "plot flow_queue",
@@ -260,14 +323,19 @@ def plot_flow_queue(res: SweepResult) -> Figure:
             .reindex(sorted(times.unique()))
             .fillna(0)
         )
-        top = list(table.max().sort_values(ascending=False).index[:MAX_LINES])
+        if labels.others is None:
+            top = list(table.max().sort_values(ascending=False).index[:MAX_LINES])
+        else:
+            top = [f for f in table.columns if int(f) in labels.flows]
         for flow in top:  # a flow keeps its color in every panel
             color = f"C{int(flow) % 10}"
-            ax.plot(table.index, table[flow] / 1e3, lw=1, color=color, label=f"flow {int(flow)}")
+            name = labels.series([int(flow)])[0][0]
+            ax.plot(table.index, table[flow] / 1e3, lw=1, color=color, label=name)
         rest = [f for f in table.columns if f not in top]
         if rest:
             others = table[rest].sum(axis=1) / 1e3
-            ax.plot(table.index, others, lw=1, ls="--", color="0.5", label="others")
+            name = labels.others or "others"
+            ax.plot(table.index, others, lw=1, ls="--", color="0.5", label=name)
         ax.set_ylabel("queued (KB)")
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
@@ -417,7 +485,10 @@ KINDS: dict[str, Callable[..., Figure]] = {
 # --- entry points --------------------------------------------------------------------------------
 
 
-def render(res: SweepResult, kind: str) -> Figure:
+LABELLED_KINDS = ("goodput", "rate", "flow_queue")  # the kinds that take FlowLabels
+
+
+def render(res: SweepResult, kind: str, labels: FlowLabels = DEFAULT_LABELS) -> Figure:
     """One figure of ``kind`` (see :data:`KINDS`). Raises NoData if the results lack its data.
 
     Examples
@@ -427,6 +498,8 @@ def render(res: SweepResult, kind: str) -> Figure:
     if kind not in KINDS:
         raise ScenarioError(f"--kind: unknown plot kind `{kind}`; use one of {', '.join(KINDS)}")
     _ok_runs(res)
+    if kind in LABELLED_KINDS:
+        return KINDS[kind](res, labels)
     return KINDS[kind](res)
 
 
@@ -436,23 +509,27 @@ def plot(
     kinds: Sequence[str] | None = None,
     formats: Sequence[str] = FORMATS,
     style: str = "screen",
+    labels: FlowLabels = DEFAULT_LABELS,
 ) -> tuple[dict[str, Figure], dict[str, str]]:
     """Save each kind as ``<out_dir>/<kind>.<format>`` for each of ``formats`` (png, svg, pdf),
-    drawn in ``style`` (see :data:`STYLES`).
+    drawn in ``style`` (see :data:`STYLES`), flows named by ``labels``.
 
     With ``kinds=None`` every kind is tried and those without data are skipped; a kind asked
     for by name that has no data raises NoData. Returns (figure per kind, skipped kind -> why).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figures = render_all(res, kinds, style)
+    figures = render_all(res, kinds, style, labels)
     for kind, fig in figures[0].items():
         save(fig, out / kind, formats)
     return figures
 
 
 def render_all(
-    res: SweepResult, kinds: Sequence[str] | None = None, style: str = "screen"
+    res: SweepResult,
+    kinds: Sequence[str] | None = None,
+    style: str = "screen",
+    labels: FlowLabels = DEFAULT_LABELS,
 ) -> tuple[dict[str, Figure], dict[str, str]]:
     """Render ``kinds`` (default: every kind that has data; the others are returned with the
     reason they were skipped). A kind asked for by name that has no data raises NoData.
@@ -470,7 +547,7 @@ def render_all(
         try:
             for case, part in _cases(res):
                 with rc_context(fonts):
-                    fig = render(part, kind)
+                    fig = render(part, kind, labels)
                     fig.set_dpi(SCREEN_DPI)
                     if width is not None:  # scale to the column, keeping the aspect ratio
                         w, h = fig.get_size_inches()
@@ -524,8 +601,9 @@ def save(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path
             "pdf": {"CreationDate": None, "ModDate": None},
             "png": {"Software": None},
         }[fmt]
-        fig.savefig(path, format=fmt, dpi=fig.get_dpi(), metadata=meta)
-        paths.append(path)
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=fig.get_dpi(), metadata=meta)
+        paths.append(api.write_atomic(path, buf.getvalue()))
     return paths
 
 

@@ -84,7 +84,7 @@ def write_report(
             )
         parts += _claims_section(claims)
     if figures is None:
-        figures, skipped = plots.render_all(res, kinds)
+        figures, skipped = plots.render_all(res, kinds, labels=flow_labels(res.out_dir))
     else:
         skipped = {}
     parts += _figures_section(figures, skipped)
@@ -93,7 +93,7 @@ def write_report(
     parts.append("</body></html>")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    api.write_atomic(out, "\n".join(parts) + "\n")
     return out
 
 
@@ -102,6 +102,11 @@ def _subtitle(res: SweepResult, claims: Mapping[str, Any] | None) -> str:
     n = len(res.runs)
     text = f"{n} run{'' if n == 1 else 's'} ({ok} ok, {n - ok} failed"
     text += f", {len(res.missing)} not run yet)" if res.missing else ")"
+    partial = (
+        int(res.runs["partial"].fillna(False).astype(bool).sum()) if "partial" in res.runs else 0
+    )
+    if partial:
+        text += f"; {partial} interrupted: partial results (flows still open count as unfinished)"
     if res.out_dir is not None:
         text += f" from {res.out_dir}"
     if claims:
@@ -155,6 +160,8 @@ def _runs_section(res: SweepResult) -> list[str]:
         cells += [f'<td class="l">{_e(str(r[p]))}</td>' for p in res.params]
         cls = "l" if r["status"] == "ok" else "l failed"
         status = r["status"] if r["status"] == "ok" else f"{r['status']}: {r['error']}"
+        if r.get("partial") in (True, 1):
+            cls, status = "l failed", "interrupted (partial results)"
         cells.append(f'<td class="{cls}">{_e(status)}</td>')
         for c, _, fmt in cols:
             value = r[c] / 1e9 if c == "sim_time_ps" else r[c]  # ps -> ms
@@ -206,6 +213,14 @@ def _configs_section(res: SweepResult) -> list[str]:
             f"<details><summary>run {_e(rid)} {_e(params)}</summary><pre>{_e(config)}</pre></details>"
         )
     return out
+
+
+def flow_labels(out_dir: Path | None) -> plots.FlowLabels:
+    """The flow names of the catalog entry that wrote ``out_dir`` (its claims.json), if any."""
+    table = (_read_claims(out_dir) or {}).get("labels")
+    if not table:
+        return plots.DEFAULT_LABELS
+    return plots.FlowLabels.from_table(table, f"{out_dir / CLAIMS_JSON}: labels")
 
 
 def _read_claims(out_dir: Path | None) -> dict[str, Any] | None:

@@ -38,6 +38,8 @@ def load(results_dir: str | os.PathLike[str]) -> RunResult | SweepResult:
         if (d / sweeps.SWEEP_JSON).is_file():
             return sweeps.load_sweep(d)
         return api.load_run(d)
+    except ScenarioError:  # already names the file and what to do
+        raise
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise ScenarioError(
             f"{d}: not a readable ccsim results directory ({type(e).__name__}: {e}); "

@@ -74,3 +74,45 @@ def dataset_files(out: Path) -> dict[str, bytes]:
         for p in sorted(out.rglob("*"))
         if p.is_file() and p.name not in ("summary.json", ".lock")
     }
+
+
+def chromium() -> str:
+    """Headless Chromium's path; fails under CI (which installs it), else skips, without it."""
+    import shutil
+
+    import pytest
+
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        message = "headless Chromium is needed: apt-get install chromium (.ci/run does this)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return exe
+
+
+def screenshot(page: Path, tmp_path: Path, width: int = 1280, height: int = 1600) -> Any:
+    """``page`` as headless Chromium draws it: an RGB array (height x width x 3, 0-1)."""
+    import matplotlib.image
+
+    shot = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--window-size={width},{height}",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and shot.is_file(), proc.stderr[-2000:]
+    rgb = matplotlib.image.imread(shot)[..., :3]
+    assert rgb.shape[:2] == (height, width)
+    return rgb

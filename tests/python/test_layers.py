@@ -24,6 +24,7 @@ LAYERS = {
     "fidelity": 4,
     "report": 4,
     "experiments": 5,
+    "gallery": 5,
     "cli": 6,
     "__init__": 7,
     "__main__": 7,

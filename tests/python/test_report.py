@@ -3,17 +3,14 @@ runs table and resolved configs, that headless Chromium opens offline and shows 
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import ccsim
 import numpy as np
 import pytest
 from ccsim import plots
-from helpers import ccsim_cli
+from helpers import ccsim_cli, screenshot
 
 
 @pytest.fixture(scope="module")
@@ -44,41 +41,10 @@ def test_report_is_self_contained_with_every_plot_and_run(
     assert "[topology]" in text and "FCT by size bin" in text
 
 
-def chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        message = "headless Chromium is needed: apt-get install chromium (.ci/run does this)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return exe
-
-
 def test_report_opens_in_headless_chromium_and_shows_figures(
     report_path: Path, tmp_path: Path
 ) -> None:
-    import matplotlib.image
-
-    shot = tmp_path / "shot.png"
-    proc = subprocess.run(
-        [
-            chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--window-size=1280,1600",
-            f"--screenshot={shot}",
-            report_path.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0 and shot.is_file(), proc.stderr[-2000:]
-    rgb = matplotlib.image.imread(shot)[..., :3]
-    assert rgb.shape[:2] == (1600, 1280)
+    rgb = screenshot(report_path, tmp_path)
     not_white = (rgb < 0.9).any(axis=-1).mean()
     # Plot lines and bars are saturated colours; the page's text and tables are grey.
     saturation = rgb.max(axis=-1) - rgb.min(axis=-1)

@@ -61,7 +61,8 @@ fn check_out_dir(dir: &Path) -> PyResult<()> {
         })
 }
 
-/// Run a scenario; returns {"summary": json, "config": toml, "tables": {name: {col: list}}}.
+/// Run a scenario; returns {"summary": json, "config": toml, "tables": {name: {col: list}},
+/// "trace": pcapng bytes or None}.
 #[pyfunction]
 #[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new(), out_dir=None, progress=None, progress_every_events=262_144))]
 #[allow(clippy::too_many_arguments)]
@@ -150,6 +151,12 @@ fn run<'py>(
         tables.set_item(t.name, cols)?;
     }
     out.set_item("tables", tables)?;
+    out.set_item(
+        "trace",
+        res.trace
+            .as_deref()
+            .map(|b| pyo3::types::PyBytes::new(py, b)),
+    )?;
     Ok(out)
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -115,6 +116,12 @@ def sweep(
             bar.close()
 
 
+_NO_TRACE = (
+    "output.trace: sweeps keep tables only; trace one run with `ccsim run SCENARIO --set ...` "
+    "and remove output.trace from the sweep"
+)
+
+
 def run_sweep(
     sweep: Sweep,
     out: str | os.PathLike[str],
@@ -161,6 +168,9 @@ def run_sweep(
             config = api.validate(scenario, overrides=sweep.run_overrides(spec))
         except ScenarioError as e:
             invalid.append((spec, str(e)))
+            continue
+        if "trace" in api.read_toml_text(config, "resolved scenario").get("output", {}):
+            invalid.append((spec, _NO_TRACE))
             continue
         key = hashlib.sha256(f"{engine}\n{config}".encode()).hexdigest()[:16]
         jobs.append(Job(spec, config, api._scenario_dir(scenario), key))
@@ -231,6 +241,9 @@ def _refuse_other_sweep(out: Path, meta: dict[str, Any]) -> None:
     try:
         old = json.loads((out / SWEEP_JSON).read_text(encoding="utf-8"))
     except FileNotFoundError:
+        return
+    except (OSError, ValueError) as e:  # cut short or garbled: rewritten below
+        print(f"{out / SWEEP_JSON} is unreadable ({e}); writing it again", file=sys.stderr)
         return
     new = json.loads(json.dumps(meta))
     changed = [k for k in ("base", "set", "grid", "cases") if old.get(k) != new[k]]

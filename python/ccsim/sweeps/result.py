@@ -158,13 +158,32 @@ def load_sweep(out: str | os.PathLike[str]) -> SweepResult:
     missing = [r["run_id"] for r in meta["runs"] if r["run_id"] not in present]
     ok_ids = list(runs.loc[runs["status"] == STATUS_OK, "run_id"])
 
+    checked: set[str] = set()
+
+    def run_dir(rid: str) -> Path:
+        """A run's directory, its files checked against their record the first time."""
+        d = out / RUNS_DIR / rid
+        if rid not in checked:
+            again = "run the sweep again (resume re-runs it)"
+            api.check_files(d, api.read_summary(d, again), again)
+            checked.add(rid)
+        return d
+
     def read(table: str) -> pd.DataFrame:
-        frames = [pd.read_parquet(out / RUNS_DIR / rid / f"{table}.parquet") for rid in ok_ids]
+        frames = [pd.read_parquet(run_dir(rid) / f"{table}.parquet") for rid in ok_ids]
         return _concat(frames)
 
-    configs = {
-        rid: (out / RUNS_DIR / rid / "config.toml").read_text(encoding="utf-8") for rid in ok_ids
-    }
+    configs = {rid: (run_dir(rid) / "config.toml").read_text(encoding="utf-8") for rid in ok_ids}
+    if missing:
+        api._warn(
+            [
+                (
+                    f"{out}: {len(missing)} of {len(meta['runs'])} runs are not in runs/ (not run "
+                    "yet, or deleted); what is read covers the others. `ccsim sweep` on it again "
+                    "runs them"
+                )
+            ]
+        )
     return SweepResult(meta["name"], list(meta["params"]), runs, read, configs, out, missing)
 
 
@@ -178,7 +197,13 @@ def load_runs(out: str | os.PathLike[str]) -> pd.DataFrame:
     for r in meta["runs"]:
         path = out / RUNS_DIR / r["run_id"] / SUMMARY_PARQUET
         if path.is_file():
-            rows.append(pd.read_parquet(path))
+            try:
+                rows.append(pd.read_parquet(path))
+            except (OSError, ValueError) as e:
+                raise ScenarioError(
+                    f"{path}: unreadable ({type(e).__name__}: {e}); run the sweep again (resume "
+                    "re-runs it)"
+                ) from None
     return _concat(rows).reset_index(drop=True)
 
 

@@ -12,10 +12,12 @@ import contextlib
 import hashlib
 import json
 import shutil
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ccsim import api
 from ccsim.api import ScenarioError
 from ccsim.sweeps.spec import RunSpec, _param_columns
 
@@ -47,17 +49,20 @@ def _write_run(runs_dir: Path, spec: RunSpec, key: str, payload: Mapping[str, An
     if payload["status"] == STATUS_OK:
         summary = {k: v for k, v in payload["summary"].items() if k != "perf"}
         row.update({k: v for k, v in flatten(summary).items() if k not in row})
+        files = {}
         for name, df in payload["tables"].items():
             table = df.copy()
             for i, (col, value) in enumerate(head.items()):
                 table.insert(i, col, [value] * len(table))
-            pq.write_table(
-                pa.Table.from_pandas(table, preserve_index=False), tmp / f"{name}.parquet"
-            )
-        (tmp / "summary.json").write_text(
-            json.dumps(payload["summary"], indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+            path = tmp / f"{name}.parquet"
+            pq.write_table(pa.Table.from_pandas(table, preserve_index=False), path)
+            files[path.name] = {**api.file_record(path.read_bytes()), "rows": len(table)}
         (tmp / "config.toml").write_text(payload["config"], encoding="utf-8")
+        files["config.toml"] = api.file_record((tmp / "config.toml").read_bytes())
+        summary = {**payload["summary"], "files": files}
+        (tmp / "summary.json").write_text(
+            json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
     pq.write_table(pa.Table.from_pylist([row]), tmp / SUMMARY_PARQUET)
     final = runs_dir / spec.run_id
     if final.exists():  # a failed or outdated run being replaced
@@ -71,14 +76,22 @@ def _write_run(runs_dir: Path, spec: RunSpec, key: str, payload: Mapping[str, An
 
 
 def _stored_key(run_dir: Path) -> str | None:
-    """The key of a finished, successful run stored in ``run_dir`` (None if there is none)."""
+    """The key of a finished, successful run stored whole in ``run_dir`` (None if there is none,
+    or if a file of it cannot be read or differs from its record: resume runs it again)."""
     import pyarrow.parquet as pq
 
     path = run_dir / SUMMARY_PARQUET
     if not path.is_file():
         return None
-    row = pq.read_table(path, columns=["status", "run_key"]).to_pylist()[0]
-    return row["run_key"] if row["status"] == STATUS_OK else None
+    try:
+        row = pq.read_table(path, columns=["status", "run_key"]).to_pylist()[0]
+        if row["status"] != STATUS_OK:
+            return None
+        api.check_files(run_dir, api.read_summary(run_dir))
+    except (ScenarioError, OSError, ValueError, KeyError, IndexError) as e:
+        print(f"run {run_dir.name} is damaged ({e}); running it again", file=sys.stderr)
+        return None
+    return row["run_key"]
 
 
 def _clean_partial_writes(runs_dir: Path) -> None:

@@ -522,6 +522,39 @@ impl Simulation {
             port.txdone_at_ps = port.busy_until_ps;
             self.q.push(port.busy_until_ps, Event::TxDone { port: pid });
         }
+        if self.metrics.trace.is_some() {
+            self.trace_departure(pid, pkt);
+        }
+    }
+
+    /// Record packet `pkt` leaving port `pid` in the trace, if it is traced now.
+    #[cold]
+    #[inline(never)]
+    fn trace_departure(&mut self, pid: u32, pkt: u32) {
+        let now = self.now_ps;
+        let Some(t) = self.metrics.trace.as_deref_mut() else {
+            return;
+        };
+        if !t.wants(pid, now) {
+            return;
+        }
+        let p = &self.pkts[pkt];
+        let port = &self.ports[pid as usize];
+        let (mut src_host, mut dst_host) = (0, p.dst_host);
+        if let Some(f) = self.flows.get(p.flow as usize) {
+            src_host = if p.dst_host == f.src { f.dst } else { f.src };
+            if p.kind == PktKind::Data {
+                (src_host, dst_host) = (f.src, f.dst);
+            }
+        }
+        let hop = crate::metrics::trace::Hop {
+            node: port.node,
+            peer: self.ports[port.peer as usize].node,
+            src_host,
+            dst_host,
+            mtu_payload: self.s.mtu_payload_bytes,
+        };
+        t.record(pid, now, p, &hop);
     }
 
     /// A timer of a scheme part fired: drop it if stale, else run the owner's hook.

@@ -151,10 +151,17 @@ impl Simulation {
         ];
         debug_assert!(tables.iter().map(|t| t.name).eq(TABLES.iter().copied()));
         let summary = self.summary(name, seed, scheme, &fct, &slowdown);
+        let trace = self.metrics.trace.take().map(|t| {
+            if t.full() {
+                self.warnings.push(format!("output.trace: stopped at max_packets = {} frames; trace fewer ports, a shorter window (start, stop) or raise max_packets", t.packets));
+            }
+            t.into_bytes()
+        });
         Results {
             tables,
             summary,
             config_toml,
+            trace,
         }
     }
 

@@ -9,6 +9,8 @@
 use serde_json::{json, Value};
 use std::io::Write;
 
+pub mod trace;
+
 /// One PFC frame sent by a switch port.
 #[derive(Clone, Copy, Debug)]
 pub struct PfcEvent {
@@ -49,6 +51,8 @@ pub struct Metrics {
     pub r_flow: Vec<u32>,
     pub r_rate_bps: Vec<u64>,
     pub r_tput_bps: Vec<f64>,
+    /// The packet trace being recorded (`output.trace`).
+    pub trace: Option<Box<trace::Trace>>,
 }
 
 /// The result tables of every run, in output order (each is `<name>.csv` in a run directory).
@@ -129,6 +133,8 @@ pub struct Results {
     pub tables: Vec<Table>,
     pub summary: Value,
     pub config_toml: String,
+    /// The pcapng packet trace (`output.trace`), written as `trace.pcapng`.
+    pub trace: Option<Vec<u8>>,
 }
 
 impl Results {
@@ -150,7 +156,11 @@ impl Results {
         s
     }
 
-    /// Write the run directory: one CSV per table, summary.json, config.toml.
+    /// Write the run directory: one CSV per table, config.toml, trace.pcapng (with a trace),
+    /// then summary.json, whose `files` block records each file's bytes, rows (tables) and
+    /// CRC-32 for readers to check. Every file is written under a temporary name and renamed
+    /// into place, and the old summary goes first: a directory whose summary is missing holds
+    /// no complete run.
     pub fn write_dir(
         &self,
         dir: &std::path::Path,
@@ -158,19 +168,76 @@ impl Results {
         wall_s: f64,
     ) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
+        remove_if_there(&dir.join("summary.json"))?;
+        let mut files = serde_json::Map::new();
+        let mut put = |name: String, bytes: &[u8], rows: Option<usize>| -> std::io::Result<()> {
+            write_atomic(&dir.join(&name), bytes)?;
+            let mut rec = json!({"bytes": bytes.len(), "crc32": crc32(bytes)});
+            if let Some(r) = rows {
+                rec["rows"] = json!(r);
+            }
+            files.insert(name, rec);
+            Ok(())
+        };
         for t in &self.tables {
-            std::fs::write(dir.join(format!("{}.csv", t.name)), t.to_csv())?;
+            let rows = t.columns.first().map_or(0, |c| c.1.len());
+            put(format!("{}.csv", t.name), t.to_csv().as_bytes(), Some(rows))?;
         }
-        let mut f = std::fs::File::create(dir.join("summary.json"))?;
-        f.write_all(
-            serde_json::to_string_pretty(&self.summary_with_perf(build_s, wall_s))
-                .unwrap()
-                .as_bytes(),
-        )?;
-        f.write_all(b"\n")?;
-        std::fs::write(dir.join("config.toml"), &self.config_toml)?;
-        Ok(())
+        put("config.toml".into(), self.config_toml.as_bytes(), None)?;
+        match &self.trace {
+            Some(t) => put("trace.pcapng".into(), t, None)?,
+            None => remove_if_there(&dir.join("trace.pcapng"))?,
+        }
+        let mut summary = self.summary_with_perf(build_s, wall_s);
+        summary["files"] = Value::Object(files);
+        let mut text = serde_json::to_string_pretty(&summary).unwrap();
+        text.push('\n');
+        write_atomic(&dir.join("summary.json"), text.as_bytes())
     }
+}
+
+/// Write `path` whole or not at all: into a temporary file beside it, then renamed over it.
+fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".tmp-{name}"));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+fn remove_if_there(path: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// CRC-32 (IEEE 802.3, as zlib's and Python's `zlib.crc32`) of `bytes`.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    const TABLE: [u32; 256] = {
+        let mut t = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            t[i] = c;
+            i += 1;
+        }
+        t
+    };
+    !bytes.iter().fold(!0u32, |c, &b| {
+        TABLE[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8)
+    })
 }
 
 /// Size bins of the seed papers: ACC (<100KB, 100KB-10MB, >10MB) and PCN/AMRT (S/M/L/XL).
@@ -213,4 +280,13 @@ pub(crate) fn fct_stats(fct_us: &mut [f64], slow: &mut [f64]) -> Value {
         "slowdown_p50": num(percentile(slow, 0.5)),
         "slowdown_p99": num(percentile(slow, 0.99)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn crc32_is_zlibs() {
+        assert_eq!(super::crc32(b"123456789"), 0xCBF4_3926); // the standard check value
+        assert_eq!(super::crc32(b""), 0);
+    }
 }

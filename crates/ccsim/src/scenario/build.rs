@@ -120,7 +120,20 @@ impl Scenario {
             ));
         }
         self.setup_probes(&mut sim)?;
-        sim.watchdog.after_ps = c.host.stall_after.0;
+        // A stall is a wait past `stall_after` and past 4 packet times of the slowest flow (a
+        // flow rate-limited to 50 kb/s delivers a packet every 168 ms, and is not stalled).
+        let packet_bits = (sim.s.mtu_payload_bytes + sim.s.header_bytes) as u128 * 8;
+        let slowest_packet_ps = sim
+            .flows
+            .iter()
+            .filter(|f| f.line_rate_bps > 0)
+            .map(|f| (packet_bits * crate::sim::PS_PER_S as u128 / f.line_rate_bps as u128) as u64)
+            .max()
+            .unwrap_or(0);
+        sim.watchdog.after_ps = match c.host.stall_after.0 {
+            0 => 0,
+            after => after.max(slowest_packet_ps.saturating_mul(4)),
+        };
         if sim.watchdog.after_ps > 0 && !sim.flows.is_empty() {
             sim.q
                 .push(sim.watchdog.after_ps, crate::sim::Event::ProgressCheck);
@@ -676,36 +689,37 @@ impl Scenario {
 
     fn setup_probes(&self, sim: &mut Simulation) -> Result<(), ScenarioError> {
         let o = &self.cfg.output;
+        if let Some(tc) = &o.trace {
+            let ports = resolve_ports(sim, "output.trace.ports", &tc.ports)?;
+            let (start, stop) = (
+                tc.start.map_or(0, |t| t.0),
+                tc.stop.map_or(u64::MAX, |t| t.0),
+            );
+            if stop <= start {
+                return Err(ScenarioError::new(
+                    "output.trace.stop",
+                    "must be after output.trace.start",
+                ));
+            }
+            if tc.max_packets == 0 {
+                return Err(ScenarioError::new(
+                    "output.trace.max_packets",
+                    "must be at least 1 (unset: 1000000)",
+                ));
+            }
+            let names: Vec<String> = ports.iter().map(|&p| sim.link_name(p)).collect();
+            sim.metrics.trace = Some(Box::new(crate::metrics::trace::Trace::new(
+                sim.ports.len(),
+                &ports,
+                &names,
+                start,
+                stop,
+                tc.max_packets,
+            )));
+        }
         if let Some(qc) = &o.queues {
             check_probe_interval("output.queues.interval", qc.interval.0)?;
-            let mut ids = Vec::new();
-            for (i, spec) in qc.ports.iter().enumerate() {
-                if spec == "all" {
-                    ids.extend(
-                        (0..sim.ports.len() as u32).filter(|&p| !sim.ports[p as usize].is_host),
-                    );
-                    continue;
-                }
-                let fld = format!("output.queues.ports[{i}]");
-                let (a, b) = spec.split_once("->").ok_or_else(|| ScenarioError::new(&fld, format!("`{spec}`: write a port as \"from->to\" node names, e.g. \"sw0->h3\", or \"all\"")))?;
-                let na = sim
-                    .topo
-                    .node_by_name(a.trim())
-                    .ok_or_else(|| ScenarioError::new(&fld, format!("unknown node `{a}`")))?;
-                let nb = sim
-                    .topo
-                    .node_by_name(b.trim())
-                    .ok_or_else(|| ScenarioError::new(&fld, format!("unknown node `{b}`")))?;
-                let pid = (0..sim.ports.len() as u32)
-                    .find(|&p| {
-                        sim.ports[p as usize].node == na
-                            && sim.ports[sim.ports[p as usize].peer as usize].node == nb
-                    })
-                    .ok_or_else(|| {
-                        ScenarioError::new(&fld, format!("no link from `{a}` to `{b}`"))
-                    })?;
-                ids.push(pid);
-            }
+            let ids = resolve_ports(sim, "output.queues.ports", &qc.ports)?;
             (sim.metrics.queue_start_ps, sim.metrics.queue_stop_ps) = self.probe_window(
                 sim,
                 "output.queues.interval",
@@ -769,6 +783,40 @@ impl Scenario {
 
 /// Bytes a flow costs at least: its state, the scheme's per-flow parts and its result row.
 const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64 + 256;
+
+/// The ports `specs` (at `field`) name: "from->to" node names, or "all" for every switch port;
+/// each once, in the order named.
+fn resolve_ports(
+    sim: &Simulation,
+    field: &str,
+    specs: &[String],
+) -> Result<Vec<u32>, ScenarioError> {
+    let mut ids = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        if spec == "all" {
+            ids.extend((0..sim.ports.len() as u32).filter(|&p| !sim.ports[p as usize].is_host));
+            continue;
+        }
+        let fld = format!("{field}[{i}]");
+        let (a, b) = spec.split_once("->").ok_or_else(|| ScenarioError::new(&fld, format!("`{spec}`: write a port as \"from->to\" node names, e.g. \"sw0->h3\", or \"all\"")))?;
+        let node = |n: &str| {
+            sim.topo
+                .node_by_name(n.trim())
+                .ok_or_else(|| ScenarioError::new(&fld, format!("unknown node `{n}`")))
+        };
+        let (na, nb) = (node(a)?, node(b)?);
+        let pid = (0..sim.ports.len() as u32)
+            .find(|&p| {
+                sim.ports[p as usize].node == na
+                    && sim.ports[sim.ports[p as usize].peer as usize].node == nb
+            })
+            .ok_or_else(|| ScenarioError::new(&fld, format!("no link from `{a}` to `{b}`")))?;
+        ids.push(pid);
+    }
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|p| seen.insert(*p));
+    Ok(ids)
+}
 
 /// Bytes the fabric of `topo` takes at least: its ports (with their queues' first buffers),
 /// the route table (switch x switch with hosts), per-node and per-host state.

@@ -353,6 +353,8 @@ pub struct OutputCfg {
     pub queues: Option<QueueProbeCfg>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rates: Option<RateProbeCfg>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceCfg>,
     /// Record every PFC PAUSE/RESUME frame (per-port counters are always kept).
     pub pfc_events: bool,
     /// Which ideal FCT slowdowns divide by (DESIGN.md, metrics).
@@ -379,6 +381,7 @@ impl Default for OutputCfg {
         OutputCfg {
             queues: None,
             rates: None,
+            trace: None,
             pfc_events: true,
             ideal_fct: IdealFct::Exact,
         }
@@ -404,6 +407,38 @@ pub struct QueueProbeCfg {
     /// No samples after this time (unset: to the end of the run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Time>,
+}
+
+/// A packet trace of chosen ports (`trace.pcapng` in the run directory; `metrics::trace`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceCfg {
+    /// Egress ports as "from->to" node names, or ["all"] for every switch port.
+    pub ports: Vec<String>,
+    /// Frames sent from this time on (unset: from the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Time>,
+    /// No frames at or after this time (unset: to the end of the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Time>,
+    #[serde(default)]
+    pub format: TraceFormat,
+    /// The trace stops after this many frames (about 110 bytes each), with a warning.
+    #[serde(default = "default_trace_packets")]
+    pub max_packets: u64,
+}
+
+fn default_trace_packets() -> u64 {
+    1_000_000
+}
+
+/// A trace's file format.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// pcapng, which Wireshark and tshark read.
+    #[default]
+    Pcap,
 }
 
 /// Per-flow sending-rate and throughput samples.

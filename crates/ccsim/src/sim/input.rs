@@ -135,6 +135,26 @@ pub fn parse_toml_as<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, S
     from_value(toml::Value::Table(v), what)
 }
 
+/// The most bytes ccsim reads from one input file (a topology, a CDF, a flow list).
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+
+/// The text of an input file. Only a regular file of at most `MAX_INPUT_BYTES` is read: a FIFO
+/// would block forever and /dev/zero never end. The error says why, for a message naming the
+/// file.
+pub fn read_input(path: &std::path::Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file (a pipe, a device or a directory); give a file".into());
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{} bytes, over the {MAX_INPUT_BYTES} ccsim reads from one input file",
+            meta.len()
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::merge_into;

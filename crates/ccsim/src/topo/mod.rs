@@ -421,7 +421,7 @@ impl Topology {
 /// ccsim's topology file: TOML with `[[node]] name, layer` and `[[link]] a, b, rate, delay`.
 /// A topology file's text; `shown` is the path as the scenario wrote it.
 fn read_text(path: &std::path::Path, shown: &str) -> Result<String, ScenarioError> {
-    std::fs::read_to_string(path)
+    crate::sim::input::read_input(path)
         .map_err(|e| err("topology.path", format!("cannot read `{shown}`: {e}")))
 }
 

@@ -133,7 +133,7 @@ impl Cdf {
             return Cdf::parse(text, name_or_path);
         }
         let path = base_dir.join(name_or_path);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = crate::sim::input::read_input(&path).map_err(|e| {
             let names: Vec<&str> = BUILTIN_CDFS.iter().map(|c| c.0).collect();
             ScenarioError::new(
                 field,
@@ -492,7 +492,7 @@ pub fn read_hpcc_flows(
     shown: &str,
     n_hosts: u32,
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::sim::input::read_input(path)
         .map_err(|e| ScenarioError::new("workload.path", format!("cannot read `{shown}`: {e}")))?;
     parse_hpcc_flows(&text, shown, n_hosts)
 }

@@ -1,0 +1,227 @@
+"""Results that cannot silently lose data: each run records its files' sizes and CRC-32 in its
+summary (written last), every reader checks them and names the file that is cut short, missing,
+swapped or garbled, resume runs such a run again, interrupted runs say so in reports, and
+outputs are written whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import ccsim
+import pytest
+from ccsim import api
+from helpers import ccsim_cli
+
+SCEN = {
+    "name": "integrity",
+    "topology": {"kind": "star", "hosts": 5, "link": {"rate": "100Gbps", "delay": "1us"}},
+    "cc": {"scheme": "dcqcn"},
+    "workload": [{"kind": "incast", "senders": 4, "receiver": 4, "size": "200KB", "at": "0us"}],
+    "output": {"queues": {"interval": "5us", "ports": ["all"]}},
+}
+
+
+def truncate(p: Path) -> None:
+    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+
+
+def garble(p: Path) -> None:
+    data = bytearray(p.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    p.write_bytes(bytes(data))
+
+
+@pytest.fixture()
+def run_dirs(tmp_path: Path) -> tuple[Path, Path]:
+    a, b = tmp_path / "a", tmp_path / "b"
+    ccsim.run(SCEN, out=a)
+    ccsim.run(SCEN, seed=2, overrides={"workload.0.size": "100KB"}, out=b)
+    return a, b
+
+
+def test_a_run_records_its_files(run_dirs: tuple[Path, Path]) -> None:
+    a, _ = run_dirs
+    files = json.loads((a / "summary.json").read_text())["files"]
+    assert set(files) == {f"{t}.csv" for t in api.TABLES} | {"config.toml"}
+    flows = (a / "flows.csv").read_bytes()
+    assert files["flows.csv"] == {**api.file_record(flows), "rows": 4}
+    assert not list(a.glob(".tmp-*"))
+
+
+@pytest.mark.parametrize("table", ["flows.csv", "pfc_ports.csv", "queues.csv", "config.toml"])
+@pytest.mark.parametrize("damage", ["truncate", "delete", "swap", "garble"])
+def test_every_reader_names_a_damaged_file(
+    run_dirs: tuple[Path, Path], table: str, damage: str
+) -> None:
+    a, b = run_dirs
+    path = a / table
+    if damage == "truncate":
+        truncate(path)
+    elif damage == "delete":
+        path.unlink()
+    elif damage == "swap":
+        shutil.copy(b / table, path)
+    else:
+        garble(path)
+    with pytest.raises(ccsim.ScenarioError, match=str(path).replace("/", ".")):
+        ccsim.load(a)
+    for cmd in (["plot", str(a)], ["report", str(a)], ["fct-txt", str(a)]):
+        proc = ccsim_cli(*cmd)
+        assert proc.returncode == 2, (cmd, proc.stderr)
+        assert table in proc.stderr and "run it again" in proc.stderr, (cmd, proc.stderr)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"sim_time_ps": "soon"}', '{"name": "x"', "[1, 2]", "", '{"sim_time_ps": 1, "files": 3}'],
+)
+def test_a_garbled_summary_is_named(run_dirs: tuple[Path, Path], text: str) -> None:
+    a, _ = run_dirs
+    (a / "summary.json").write_text(text)
+    with pytest.raises(ccsim.ScenarioError, match="summary.json"):
+        ccsim.load(a)
+
+
+def test_an_interrupted_run_says_so(tmp_path: Path) -> None:
+    calls = []
+
+    def stop_after_first(*args: object) -> bool:
+        calls.append(args)
+        return len(calls) < 2
+
+    with pytest.raises(KeyboardInterrupt):
+        ccsim.run(
+            {**SCEN, "workload": [{**SCEN["workload"][0], "size": "100MB"}]},
+            out=tmp_path / "r",
+            progress=stop_after_first,
+        )
+    with pytest.warns(ccsim.ScenarioWarning, match="an interrupted run: partial results"):
+        ccsim.load(tmp_path / "r")
+    proc = ccsim_cli("report", str(tmp_path / "r"))
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert "1 interrupted: partial results" in page and "interrupted (partial results)" in page
+
+
+def sweep_files(tmp: Path) -> Path:
+    (tmp / "base.toml").write_text(ccsim.to_toml(SCEN))
+    (tmp / "s.toml").write_text('name = "s"\nbase = "base.toml"\n[grid]\nseed = [1, 2, 3]\n')
+    return tmp / "s.toml"
+
+
+def run_ids(out: Path) -> list[str]:
+    return sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith("."))
+
+
+@pytest.mark.parametrize(
+    ("target", "damage"),
+    [
+        ("flows.parquet", truncate),
+        ("queues.parquet", garble),
+        ("config.toml", Path.unlink),
+        ("summary.parquet", truncate),
+        ("summary.json", truncate),
+    ],
+)
+def test_a_damaged_sweep_run_is_named_and_run_again(
+    tmp_path: Path, target: str, damage: object
+) -> None:
+    spec = sweep_files(tmp_path)
+    out = tmp_path / "out"
+    assert ccsim_cli("sweep", str(spec), "--out", str(out)).returncode == 0
+    clean = ccsim.load(out).flows.copy()
+    rid = run_ids(out)[1]
+    damage(out / "runs" / rid / target)  # type: ignore[operator]
+    with pytest.raises(ccsim.ScenarioError, match=f"{rid}.*{target}.*sweep again"):
+        ccsim.load(out).flows  # noqa: B018
+    proc = ccsim_cli("sweep", str(spec), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert f"run {rid} is damaged" in proc.stderr
+    assert "2 runs already finished" in proc.stderr
+    again = ccsim.load(out).flows
+    assert again.equals(clean)
+
+
+def test_a_deleted_sweep_run_is_reported_and_run_again(tmp_path: Path) -> None:
+    spec = sweep_files(tmp_path)
+    out = tmp_path / "out"
+    assert ccsim_cli("sweep", str(spec), "--out", str(out)).returncode == 0
+    shutil.rmtree(out / "runs" / run_ids(out)[0])
+    with pytest.warns(ccsim.ScenarioWarning, match="1 of 3 runs are not in runs/"):
+        assert len(ccsim.load(out).runs) == 2
+    proc = ccsim_cli("report", str(out))
+    assert "1 not run yet" in (out / "report.html").read_text(), proc.stderr
+    (out / "sweep.json").write_text('{"name": "s", "ba')  # cut short: resume rewrites it
+    proc = ccsim_cli("sweep", str(spec), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "sweep.json is unreadable" in proc.stderr
+    assert len(ccsim.load(out).runs) == 3
+
+
+def test_a_failed_write_leaves_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "report.html"
+    api.write_atomic(path, "old")
+
+    def full_disk(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        api.write_atomic(path, "new" * 1000)
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_a_claim_that_cannot_be_evaluated_is_reported_beside_the_others() -> None:
+    from ccsim import experiments as ex
+    from ccsim.sweeps import SweepResult
+
+    res = SweepResult.from_run(ccsim.run(SCEN))
+    claims = [ex.Claim("divides by zero", "1 / 0 > 1"), ex.Claim("runs", "failed_runs() == 0")]
+    verdicts = ex.check_claims(claims, res)
+    assert [v.status for v in verdicts] == ["error", "holds"]
+    assert "ZeroDivisionError" in verdicts[0].message
+
+
+@pytest.mark.parametrize("where", ["scenario", "topology", "cdf", "flow_file"])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_pipe_or_device_as_input_is_refused_not_read(
+    tmp_path: Path, where: str, kind: str
+) -> None:
+    path = tmp_path / "input"
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would block forever
+    else:
+        path = Path("/dev/zero")  # reading it would never end
+    scen: dict = {**SCEN}
+    if where == "scenario":
+        target: object = path
+    elif where == "topology":
+        target = {**scen, "topology": {"kind": "file", "path": str(path)}}
+    elif where == "cdf":
+        target = {
+            **scen,
+            "workload": [{"kind": "poisson", "cdf": str(path), "load": 0.3, "stop": "1ms"}],
+        }
+    else:
+        target = {**scen, "workload": [{"kind": "flow_file", "path": str(path)}]}
+    with pytest.raises(ccsim.ScenarioError, match="not a regular file"):
+        ccsim.run(target)  # type: ignore[arg-type]
+
+
+def test_a_very_slow_flow_is_not_a_stall() -> None:
+    # 50 kb/s: one 1048 B packet every 168 ms, longer than the 100 ms stall watchdog.
+    slow = {
+        "name": "slow",
+        "topology": {"kind": "star", "hosts": 2, "link": {"rate": "100Gbps", "delay": "1us"}},
+        "cc": {"scheme": "none"},
+        "flows": [{"src": 0, "dst": 1, "size": "3KB", "rate": "50kbps"}],
+    }
+    r = ccsim.run(slow)
+    assert r.summary["flows"]["finished"] == 1
+    assert r.flows["fct_us"].iloc[0] > 2 * 1048 * 8 / 50e3 * 1e6  # its third packet leaves at 2 x
