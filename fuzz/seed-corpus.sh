@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Seed each fuzz target's corpus from the repository's own inputs (scenarios/, the workloads'
-# CDFs): run once before `cargo fuzz run TARGET`.
+# CDFs, a scenario per scheme): run once before `cargo fuzz run TARGET`.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=..
@@ -12,4 +12,8 @@ cp "$root"/scenarios/topologies/*.txt corpus/hpcc_topology/
 cp "$root"/scenarios/flows/*.txt corpus/hpcc_flows/
 cp "$root"/scenarios/topologies/*.toml corpus/ccsim_topology/
 cp "$root"/crates/ccsim/workloads/*.cdf corpus/cdf/
+# One scenario per scheme, every parameter at its default, and the dictionary of names and units
+# (`cargo fuzz run scenario -- -dict=scenario.dict`).
+cargo run --quiet --release --manifest-path "$root/Cargo.toml" -p ccsim --example fuzz_seeds -- \
+    corpus/scenario scenario.dict
 echo "corpus seeded: $(find corpus -type f | wc -l) files"

@@ -549,8 +549,17 @@ def _override_list(overrides: Overrides) -> list[str]:
         return []
     if isinstance(overrides, Mapping):
         return [f"{key}={inline_toml(value)}" for key, value in overrides.items()]
-    items = [overrides] if isinstance(overrides, str) else list(overrides)
+    try:
+        items = [overrides] if isinstance(overrides, str) else list(overrides)
+    except TypeError:
+        raise ScenarioError(
+            f"overrides: {overrides!r}; give a dict {{key: value}} or a list of 'key=value'"
+        ) from None
     for item in items:
+        if not isinstance(item, str):
+            raise ScenarioError(
+                f"override {item!r} is not a 'key=value' text; write e.g. 'cc.scheme=dcqcn'"
+            )
         key = item.partition("=")[0].strip()
         if "=" not in item or not key:
             raise ScenarioError(

@@ -337,7 +337,11 @@ class _Evaluator:
                 else (-v if isinstance(node.op, ast.USub) else v)
             )
         if isinstance(node, ast.BinOp):
-            return _BINOPS[type(node.op)](self.eval(node.left), self.eval(node.right))
+            left, right = self.eval(node.left), self.eval(node.right)
+            for v in (left, right):  # 'x' * 10000000000 would fill the memory
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise ClaimError(f"`{ast.unparse(node)}`: arithmetic takes numbers, not {v!r}")
+            return _BINOPS[type(node.op)](left, right)
         if isinstance(node, ast.Compare):
             left, ok = self.eval(node.left), True
             for op, comp in zip(node.ops, node.comparators):
@@ -356,8 +360,34 @@ class _Evaluator:
             except TypeError as e:
                 raise ClaimError(f"{ast.unparse(node)}: {e}") from None
             self.measured.append((ast.unparse(node), value))
+            if node.func.id in _FCT_FUNCTIONS or (
+                node.func.id == "stat" and args and str(args[0]).startswith("fct.")
+            ):
+                self._completion(node.func.id, kwargs)
             return value
         raise ClaimError(f"cannot evaluate `{ast.unparse(node)}`")  # parse_check forbids it
+
+    def _completion(self, name: str, kwargs: Mapping[str, Any]) -> None:
+        """Beside an FCT, what it leaves out: the unfinished flows and the bytes delivered of
+        the same runs (an FCT counts finished flows only)."""
+        import inspect
+
+        own = inspect.signature(FUNCTIONS[name]).parameters
+        where = {k: v for k, v in kwargs.items() if k not in own}
+        runs = select_runs(self.res, where).ok_runs
+        cols = ("flows.unfinished", "flows.total", "flows.payload_bytes_delivered")
+        if not all(c in runs.columns for c in cols):
+            return
+        label = ", ".join(f"{k}={v!r}" for k, v in where.items()) or "all runs"
+        unfinished, total = int(runs[cols[0]].sum()), int(runs[cols[1]].sum())
+        delivered = f"{runs[cols[2]].sum() / 1e9:.3g} GB delivered"
+        self.measured.append(
+            (f"unfinished flows ({label})", f"{unfinished} of {total}, {delivered}")
+        )
+
+
+#: Measures of finished flows only: the claim report adds the unfinished flows beside them.
+_FCT_FUNCTIONS = ("fct_us", "completion_rate")
 
 
 def ref_gap(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccsim import api
 from ccsim.api import ScenarioError
 
 # CC_MODE -> ccsim scheme (the simulator's rdma-hw.cc numbering).
@@ -48,7 +49,8 @@ class Imported:
 def read_config(path: Path) -> dict[str, list[str]]:
     """The simulator's ``KEY value ...`` lines as key -> value tokens (blank lines skipped)."""
     keys: dict[str, list[str]] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    # Not UTF-8 (binary, UTF-16) is named by read_text; a UTF-8 byte-order mark is dropped.
+    for n, line in enumerate(api.read_text(path).removeprefix("\ufeff").splitlines(), 1):
         tokens = line.split()
         if not tokens or tokens[0].startswith("#"):
             continue
@@ -74,8 +76,8 @@ def import_config(path: Path, relative_to: Path) -> Imported:
         except ValueError:
             raise ScenarioError(f"{path}: {key} `{cfg[key][0]}` is not a number") from None
 
-    def not_honoured(key: str, why: str) -> None:
-        out.not_honoured.append(f"{key} {' '.join(cfg[key])}: {why}")
+    def not_honoured(key: str, why: str, value: str | None = None) -> None:
+        out.not_honoured.append(f"{key} {value or ' '.join(cfg[key])}: {why}")
 
     mode = take("CC_MODE", int)
     if mode not in SCHEMES:
@@ -122,7 +124,8 @@ def import_config(path: Path, relative_to: Path) -> Imported:
             "lossless fabric never sees; set it to 0"
         )
     # ACK_HIGH_PRIO acts in the NIC only: the simulator's switches queue ACKs with data.
-    host["ack_priority"] = 0 if take("ACK_HIGH_PRIO", int) == 1 else DATA_PRIORITY
+    # The simulator reads it as a flag: any value but 0 sends ACKs at the top priority.
+    host["ack_priority"] = 0 if take("ACK_HIGH_PRIO", int) != 0 else DATA_PRIORITY
     fabric["ack_priority"] = DATA_PRIORITY
     s["host"] = host
 
@@ -135,6 +138,7 @@ def import_config(path: Path, relative_to: Path) -> Imported:
             "HAS_WIN/VAR_WIN",
             f"ccsim's {scheme} runs with HAS_WIN {WINDOWS[scheme][0]} VAR_WIN "
             f"{WINDOWS[scheme][1]}, its paper's setting",
+            f"{has_win}/{var_win}",
         )
     if take("RATE_BOUND", int) != 1:
         not_honoured("RATE_BOUND", "ccsim always paces a flow at its rate")

@@ -175,12 +175,30 @@ def queue_kb(
     link: str | None = None,
     until_us: float = math.inf,
     agg: str = "mean",
+    stat: str = "mean",
     **where: Any,
 ) -> float:
-    """Mean queue length (KB) of probed ``link`` (default: every probed link) over
-    ``[after_us, until_us)``."""
-    fn = _link_mean(link, "queue_bytes", 1e-3, until_us)
+    """Queue length (KB) of probed ``link`` (default: every probed link) over ``[after_us,
+    until_us)``: its mean, or with ``stat`` its ``max`` or ``min`` sample, per run."""
+    fn = _link_mean(link, "queue_bytes", 1e-3, until_us, stat)
     return _per_run(res, "queues", after_us, fn, agg, where)
+
+
+def queue_drain_us(
+    res: SweepResult, link: str, kb: float, agg: str = "mean", **where: Any
+) -> float:
+    """When probed ``link``'s queue first fell to ``kb`` KB or under after its peak, per run
+    (infinite if it never did), aggregated over runs: the drain time of PCN's Eq. 8."""
+
+    def one(queues: pd.DataFrame) -> float:
+        q = queues[queues["link"] == link]
+        if q.empty:
+            raise ClaimError(f"link `{link}` is not probed; name a port in [output] queues")
+        peak_us = q.loc[q["queue_bytes"].idxmax(), "time_us"]
+        under = q[(q["time_us"] > peak_us) & (q["queue_bytes"] <= kb * 1e3)]["time_us"]
+        return float(under.iloc[0]) if len(under) else math.inf
+
+    return _per_run(res, "queues", 0, one, agg, where)
 
 
 def flow_queue_kb(
@@ -610,6 +628,7 @@ MEASURES: dict[str, Callable[..., Any]] = {
     "aggregate_goodput_gbps": aggregate_goodput_gbps,
     "rate_settle_us": rate_settle_us,
     "queue_settle_us": queue_settle_us,
+    "queue_drain_us": queue_drain_us,
     "fill_us": fill_us,
     "goodput_gbps": goodput_gbps,
     "pauses": pauses,
@@ -680,8 +699,11 @@ def _per_run(
 
 
 def _link_mean(
-    link: str | None, column: str, scale: float, until_us: float = math.inf
+    link: str | None, column: str, scale: float, until_us: float = math.inf, stat: str = "mean"
 ) -> Callable[[pd.DataFrame], float]:
+    if stat not in ("mean", "max", "min"):
+        raise ClaimError(f"stat={stat!r}; use mean, max or min")
+
     def one(queues: pd.DataFrame) -> float:
         if link is not None:
             queues = queues[queues["link"] == link]
@@ -690,7 +712,7 @@ def _link_mean(
         queues = queues[queues["time_us"] < until_us]
         if queues.empty:
             raise ClaimError(f"no queue samples before {until_us} us")
-        return float(queues[column].mean() * scale)
+        return float(getattr(queues[column], stat)() * scale)
 
     return one
 

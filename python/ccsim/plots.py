@@ -268,7 +268,8 @@ def _flow_series(
     for ax, (label, group) in zip(axes, panels):
         flows = sorted(int(f) for f in group["flow"].unique())
         window = _goodput_window(group[column]) if smooth else 1
-        for name, members in labels.series(flows):
+        series = labels.series(flows)
+        for name, members in series:
             one = group[group["flow"].isin(members)].groupby("time_us")[column].sum()
             y = one.rolling(window, min_periods=1).mean() if window > 1 else one
             ax.plot(one.index, y / 1e9, lw=1, label=name)
@@ -277,7 +278,10 @@ def _flow_series(
         if window > 1:
             step_us = float(group["time_us"].drop_duplicates().diff().median())
             smoothed = f", mean over {window} samples ({window * step_us:g} us)"
-        ax.set_title(f"{label}: {what} of {len(flows)} flows{smoothed}")
+        shown = f"{len(flows)} flows" + (
+            f" as {len(series)} series" if len(series) < len(flows) else ""
+        )
+        ax.set_title(f"{label}: {what} of {shown}{smoothed}")
         ax.grid(True, alpha=0.3)
     _legends(axes)
     _time_axis(axes[-1], rates["time_us"].max())

@@ -184,3 +184,44 @@ def test_fct_txt_is_the_simulators_format(tmp_path: Path) -> None:
     assert {r[7] for r in ours} == {r[7] for r in theirs}
     median = sorted(int(r[6]) for r in ours)[len(ours) // 2]
     assert median == pytest.approx(sorted(int(r[6]) for r in theirs)[len(theirs) // 2], rel=0.1)
+
+
+def _config_copy(tmp_path: Path, run: str) -> str:
+    folder = REFERENCE / run
+    for f in folder.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    return next(folder.glob("config_*.txt")).read_text()
+
+
+def test_import_hpcc_names_a_window_setting_it_does_not_honour(tmp_path: Path) -> None:
+    text = _config_copy(tmp_path, "S1-incast10to1-hpcc")
+    assert "HAS_WIN 1" in text
+    (tmp_path / "config.txt").write_text(text.replace("HAS_WIN 1", "HAS_WIN 0"))
+    proc = ccsim_cli("import-hpcc", "config.txt", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: not honoured: HAS_WIN/VAR_WIN 0/" in proc.stderr
+
+
+@pytest.mark.parametrize(("value", "nic_class"), [("0", 3), ("1", 0), ("7", 0)])
+def test_import_hpcc_reads_ack_high_prio_as_a_flag(
+    tmp_path: Path, value: str, nic_class: int
+) -> None:
+    text = _config_copy(tmp_path, "S1-incast10to1-dcqcn")
+    line = next(x for x in text.splitlines() if x.startswith("ACK_HIGH_PRIO"))
+    (tmp_path / "config.txt").write_text(text.replace(line, f"ACK_HIGH_PRIO {value}"))
+    proc = ccsim_cli("import-hpcc", "config.txt", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"ack_priority = {nic_class}\n" in proc.stdout.split("[host]")[1]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "binary"])
+def test_import_hpcc_reads_a_bom_and_names_other_encodings(tmp_path: Path, encoding: str) -> None:
+    text = _config_copy(tmp_path, "S1-incast10to1-dcqcn")
+    data = bytes(range(256)) * 8 if encoding == "binary" else text.encode(encoding)
+    (tmp_path / "config.txt").write_bytes(data)
+    proc = ccsim_cli("import-hpcc", "config.txt", cwd=tmp_path)
+    if encoding == "utf-8-sig":
+        assert proc.returncode == 0, proc.stderr
+    else:
+        assert proc.returncode == 2
+        assert "config.txt: not a text file (not UTF-8)" in proc.stderr

@@ -225,3 +225,129 @@ def test_a_very_slow_flow_is_not_a_stall() -> None:
     r = ccsim.run(slow)
     assert r.summary["flows"]["finished"] == 1
     assert r.flows["fct_us"].iloc[0] > 2 * 1048 * 8 / 50e3 * 1e6  # its third packet leaves at 2 x
+
+
+# --- inputs that were accepted and did nothing ---------------------------------------------------
+
+LOSSY = {"fabric.pfc.enabled": False, "fabric.loss": {"mode": "drop_tail", "queue_packets": 64}}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("xoff", "100KB"),
+        ("mode", "dynamic"),
+        ("alpha", 0.5),
+        ("resume_offset", "6KB"),
+        ("frame_bytes", 84),
+        ("deadlock_after", "7ms"),
+    ],
+)
+def test_a_pfc_key_on_a_lossy_fabric_is_an_error(key: str, value: object) -> None:
+    with pytest.raises(
+        ccsim.ScenarioError, match=rf"fabric\.pfc\.{key}: applies only to a lossless"
+    ):
+        ccsim.validate(SCEN, overrides={**LOSSY, f"fabric.pfc.{key}": value})
+
+
+def test_a_lossy_runs_resolved_config_runs_again(tmp_path: Path) -> None:
+    first = ccsim.run(SCEN, overrides=LOSSY, out=tmp_path / "a")
+    again = ccsim.run(tmp_path / "a" / "config.toml")
+    assert again.flows.equals(first.flows)
+
+
+@pytest.mark.parametrize(
+    ("recovery", "field"),
+    [
+        ({"mode": "go_back_n", "rto_low": "50us"}, "rto_low"),
+        ({"mode": "go_back_n", "rto_low_packets": 5}, "rto_low_packets"),
+        ({"mode": "irn", "rto": "1ms"}, "rto"),
+    ],
+)
+def test_a_timeout_of_the_other_recovery_is_an_error(recovery: dict, field: str) -> None:
+    with pytest.raises(ccsim.ScenarioError, match=rf"host\.recovery\.{field}: is .* does nothing"):
+        ccsim.validate(SCEN, overrides={**LOSSY, "host.recovery": recovery})
+
+
+def test_a_list_where_a_table_belongs_is_an_error() -> None:
+    with pytest.raises(ccsim.ScenarioError, match="`cc` is a table"):
+        ccsim.validate(SCEN, overrides=["cc=[]"])
+    with pytest.raises(ccsim.ScenarioError, match=r"cc: must be a table"):
+        ccsim.validate({**SCEN, "cc": []})
+
+
+@pytest.mark.parametrize("probe", ["queues", "rates"])
+def test_a_probe_that_stops_before_it_starts_is_an_error(probe: str) -> None:
+    cfg = {"interval": "1us", "start": "10us", "stop": "5us"}
+    if probe == "queues":
+        cfg["ports"] = ["all"]
+    with pytest.raises(ccsim.ScenarioError, match=rf"output\.{probe}\.stop: must be after start"):
+        ccsim.validate(SCEN, overrides={f"output.{probe}": cfg})
+
+
+@pytest.mark.parametrize("overrides", [[1, 2], 5, [("cc.scheme", "none")]])
+def test_bad_overrides_are_named(overrides: object) -> None:
+    with pytest.raises(ccsim.ScenarioError, match="override"):
+        ccsim.run(SCEN, overrides=overrides)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("workers", ["two", 0, True, 1.5])
+def test_bad_worker_counts_are_named(workers: object, tmp_path: Path) -> None:
+    with pytest.raises(ccsim.ScenarioError, match="workers: "):
+        ccsim.sweep(SCEN, {"seed": [1]}, workers=workers, out=tmp_path)  # type: ignore[arg-type]
+
+
+def test_claim_arithmetic_takes_numbers_only() -> None:
+    from ccsim import experiments as ex
+    from ccsim.sweeps import SweepResult
+
+    res = SweepResult.from_run(ccsim.run(SCEN))
+    claims = [ex.Claim("a huge text", "'x' * 100000000000 == 'y'")]
+    verdict = ex.check_claims(claims, res)[0]
+    assert verdict.status == "error" and "arithmetic takes numbers" in verdict.message
+
+
+# --- extremes: a warning with the estimate, as memory_limit gives for memory ---------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({**LOSSY, "host.recovery": {"rto": "1ps"}}, "host.recovery.rto = 1ps"),
+        ({"cc.scheme": "acc_nohalt", "cc.params.period": "1ps"}, "cc.params.period = 1ps"),
+    ],
+)
+def test_a_timer_under_a_packet_time_is_warned_of(overrides: dict, field: str) -> None:
+    with pytest.warns(ccsim.ScenarioWarning, match=f"{field} is under one packet's time"):
+        ccsim.validate(SCEN, overrides=overrides)
+
+
+def test_a_flow_far_beyond_the_run_is_warned_of() -> None:
+    huge = {"workload.0.size": "1000000GB"}  # 1 PB
+    with pytest.warns(ccsim.ScenarioWarning, match="need over 10 times `duration`"):
+        ccsim.validate(SCEN, overrides={**huge, "duration": "1ms"})
+    with pytest.warns(ccsim.ScenarioWarning, match="packets to deliver and no `duration`"):
+        ccsim.validate(SCEN, overrides=huge)
+
+
+def test_an_fct_claim_reports_the_flows_it_leaves_out() -> None:
+    from ccsim import experiments as ex
+    from ccsim.sweeps import SweepResult
+
+    # 40 us finishes a 10 KB flow but none of four 200 KB flows into one 100G port: they are
+    # left out of the FCT.
+    small = [{"src": 0, "dst": 3, "size": "10KB"}]
+    res = SweepResult.from_run(ccsim.run({**SCEN, "flows": small, "duration": "40us"}))
+    unfinished = res.runs["flows.unfinished"].iloc[0]
+    assert unfinished > 0
+    for check in ("fct_us('mean') > 0", "stat('fct.all.fct_avg_us') > 0"):
+        verdict = ex.check_claims([ex.Claim("fct", check)], res)[0]
+        extra = dict(verdict.measured)["unfinished flows (all runs)"]
+        assert extra.startswith(f"{unfinished} of 5, ") and "GB delivered" in extra
+
+
+def test_a_port_named_twice_is_probed_once() -> None:
+    ports = ["sw0->h4", "sw0->h4"]
+    r = ccsim.run(SCEN, overrides={"output.queues": {"interval": "5us", "ports": ports}})
+    assert not r.queues.duplicated(["time_ps", "link"]).any()
+    assert set(r.queues["link"]) == {"sw0->h4"}

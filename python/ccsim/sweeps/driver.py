@@ -153,8 +153,10 @@ def run_sweep(
         raise ScenarioError(
             f"backend: unknown backend `{backend}`; use one of {', '.join(BACKENDS)}"
         )
-    if workers is not None and workers < 1:
-        raise ScenarioError(f"workers: {workers} is not >= 1; give a number of processes")
+    if workers is not None and (
+        not isinstance(workers, int) or isinstance(workers, bool) or workers < 1
+    ):
+        raise ScenarioError(f"workers: {workers!r} is not a whole number >= 1 of processes")
     specs = sweep.runs()
     text, _ = api._scenario_text(sweep.base)
     engine = _engine_id()

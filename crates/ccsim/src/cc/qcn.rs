@@ -1,17 +1,30 @@
 //! QCN (IEEE 802.1Qau): congestion point (switch egress queue) and reaction point (source rate
 //! limiter). The switch half is called from `engine::switch` as a data packet is enqueued.
 //!
-//! Source: Alizadeh, Atikoglu, Kabbani, Lakshmikantha, Pan, Prabhakar, Seaman, "Data Center
-//! Transport Mechanisms: Congestion Control Theory and IEEE Standardization", Allerton 2008, and
-//! IEEE 802.1Qau; the baseline of the PCN paper. The paper text was not available offline: the
-//! constants below are the published 10 Gb/s defaults as recalled, listed in the issue note.
+//! Sources: IEEE 802.1Qau (congestion notification, now in IEEE 802.1Q), whose defaults are
+//! those of its management module IEEE8021-CN-MIB: cpQueueSizeSetPoint 26000 octets (Q_eq),
+//! cpFeedbackWeight 1 (w = 2^1 = 2), rpgGd 7 (Gd = 1/128), rpgMinDecFac 50% (one cut at most
+//! halves the rate), cpMinSampleBase 150000 octets (1% of 1500-byte frames), rpgByteReset
+//! 150000 octets, rpgTimeReset 15 ms, rpgThreshold 5 (F), rpgAiRate 5 Mb/s, rpgHaiRate
+//! 50 Mb/s, rpgMinRate 5 Mb/s; the reaction point of the DCQCN authors' ns-3 code
+//! (bobzhuyb/ns3-rdma, `qbb-net-device.cc`, which keeps QCN's state machine: the same byte
+//! counter, F, R_AI and R_HAI, and TR <- CR on feedback only once a byte-counter cycle has
+//! passed since the last one, as htsim's QCN does too); Alizadeh, Atikoglu, Kabbani, Lakshmikantha,
+//! Pan, Prabhakar, Seaman, "Data Center Transport Mechanisms: Congestion Control Theory and IEEE
+//! Standardization", Allerton 2008 (the algorithm; its text was not readable offline). The
+//! baseline of the PCN paper. Not confirmed by a source ccsim could read: the 10% top sampling
+//! probability and its linear growth with |Fb|, the rounding up of the quantized |Fb|, and the
+//! hyper-active step's count (ns3-rdma counts the cycle it is in; ccsim the cycles before),
+//! shared with `dcqcn_paper`. ns3-rdma also cuts TR by 8 when it exceeds 10 CR in the first
+//! cycle; ccsim does not (no standard text confirms it).
 //!
 //! Congestion point: an arriving frame is sampled with probability 1% .. 10%, growing linearly
 //! with the last quantized |Fb|. At a sample with queue length Q (bytes, the frame's priority):
 //!   Q_off = Q - Q_eq, Q_delta = Q - Q_old, Q_old <- Q, Fb = -(Q_off + w Q_delta).
 //! If Fb < 0 the switch sends the source a feedback message carrying
 //!   |Fb| quantized to 6 bits = min(63, ceil(-Fb x 63 / (Q_eq (2w + 1)))).
-//! Reaction point: on feedback, TR <- CR, CR <- max(min_rate, CR (1 - Gd |Fb|)) (Gd |Fb|_max =
+//! Reaction point: on feedback, TR <- CR if a byte-counter cycle passed since the last feedback
+//! (or this is the first), CR <- max(min_rate, CR (1 - Gd |Fb|)) (Gd |Fb|_max =
 //! 1/2), and the byte counter and timer restart. Each byte-counter cycle (150 KB, 75 KB after
 //! fast recovery) and each timer cycle (15 ms, 7.5 ms after fast recovery) is an increase
 //! event: fast recovery while both counts are below F = 5 (CR <- (CR + TR)/2), hyper-active
@@ -24,8 +37,8 @@
 //! min_rate by the source's line rate (as the HPCC simulator scales DCQCN's steps), and the
 //! timer by ref_rate / line rate (at 100 Gb/s: 1.5 ms, so a slow flow still recovers by timer
 //! as it would at 10 Gb/s). Set `ref_rate` to the line rate to use the values as written.
-//! Defaults (at 10 Gb/s): Q_eq 33 KB, w 2, Gd 1/128, sampling 1%..10%, byte counter 150 KB,
-//! timer 15 ms, F 5, R_AI 5 Mb/s, R_HAI 50 Mb/s, min_rate 10 Mb/s.
+//! Defaults (at 10 Gb/s): Q_eq 26 KB, w 2, Gd 1/128, sampling 1%..10%, byte counter 150 KB,
+//! timer 15 ms, F 5, R_AI 5 Mb/s, R_HAI 50 Mb/s, min_rate 5 Mb/s.
 
 use super::{CtrlInfo, DataOut, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx, Verdict};
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
@@ -86,7 +99,7 @@ impl Default for QcnParams {
     fn default() -> Self {
         QcnParams {
             ref_rate: Rate(10_000_000_000),
-            q_eq: Size(33_000),
+            q_eq: Size(26_000),
             w: 2.0,
             gd: 1.0 / 128.0,
             sample_min: 0.01,
@@ -96,7 +109,7 @@ impl Default for QcnParams {
             fast_recovery_cycles: 5,
             rate_ai: Rate(5_000_000),
             rate_hai: Rate(50_000_000),
-            min_rate: Rate(10_000_000),
+            min_rate: Rate(5_000_000),
         }
     }
 }
@@ -292,8 +305,11 @@ impl QcnRp {
 
     /// A feedback message carrying the quantized |Fb| `fb`.
     pub fn on_feedback(&mut self, p: &QcnParams, tx: &mut Tx, fb: u8) {
+        // Feedback within the first byte-counter cycle after a cut keeps the target the cut left.
+        if !self.limited || self.byte_cycles > 0 {
+            self.target_bps = self.rate_bps;
+        }
         self.limited = true;
-        self.target_bps = self.rate_bps;
         self.rate_bps =
             (self.rate_bps * (1.0 - p.gd * fb as f64)).max(p.min_rate.0 as f64 * self.scale);
         self.byte_cycles = 0;
@@ -329,8 +345,8 @@ mod tests {
     #[test]
     fn feedback_is_zero_below_q_eq_and_quantized_above() {
         let p = QcnParams::default();
-        let mut cp = QcnCp::at_rate(&p, 100_000_000_000); // Q_eq = 330 KB at 100G
-        assert_eq!(cp.q_eq_bytes, 330_000);
+        let mut cp = QcnCp::at_rate(&p, 100_000_000_000); // Q_eq = 260 KB at 100G
+        assert_eq!(cp.q_eq_bytes, 260_000);
         // A steady queue below Q_eq (after the sample that saw it grow): Fb > 0, no message,
         // and sampling back at the base rate.
         cp.sample(&p, 200_000);
@@ -341,7 +357,7 @@ mod tests {
         // Steady above Q_eq: |Fb| = Q_off, quantized against Q_eq (2w + 1).
         cp.sample(&p, 400_000);
         let fb = cp.sample(&p, 400_000).unwrap();
-        assert_eq!(fb, (70_000.0f64 * 63.0 / (330_000.0 * 5.0)).ceil() as u8);
+        assert_eq!(fb, (140_000.0f64 * 63.0 / (260_000.0 * 5.0)).ceil() as u8);
         // A queue growing fast below Q_eq is congestion too (the w Q_delta term).
         cp.sample(&p, 100_000);
         assert!(cp.sample(&p, 300_000).is_some());
@@ -358,12 +374,21 @@ mod tests {
         rp.on_start(&p, &mut f.tx(0));
         rp.on_feedback(&p, &mut f.tx(0), 32);
         assert_eq!(f.f.ctl.rate_bps, (100e9 * (1.0 - 32.0 / 128.0)) as u64);
+        // A second message before any increase cycle cuts the rate again but keeps the target
+        // (the line rate) the first left.
+        rp.on_feedback(&p, &mut f.tx(0), 32);
+        let cut = 100e9 * 0.75 * 0.75;
+        assert_eq!(f.f.ctl.rate_bps, cut as u64);
         // Fast recovery: five byte-counter cycles halve the distance to the target each time.
-        let mut gap = 25e9;
+        let mut gap = 100e9 - cut;
         for _ in 0..5 {
             rp.on_send(&p, &mut f.tx(0), &mut DataOut::test(150_000));
             gap /= 2.0;
             assert!((100e9 - rp.rate_bps() - gap).abs() < 1.0);
         }
+        // After an increase cycle, feedback moves the target down to the rate it cuts.
+        let before = rp.rate_bps();
+        rp.on_feedback(&p, &mut f.tx(0), 8);
+        assert_eq!(rp.target_bps, before);
     }
 }

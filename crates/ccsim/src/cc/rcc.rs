@@ -33,9 +33,12 @@
 //!   fat-tree is 2-5 x the flows' idle one-way delays of 2.2-6.3 us, so flows tolerate far
 //!   more queueing before eq. 1 calls it in-network congestion);
 //! * E is in seconds. With Kp = 1e4, Kd = 1e5 (section V-A) a 1 us excess adds 0.01 to U per
-//!   packet. In microseconds the same gains would drive tanh to 1 at once. Section IV-D limits
-//!   Kp to [1, 16] and Kd to [1e3, 7e3] "in actual use" and takes (1, 1000) as its reference:
-//!   that conflicts with V-A's defaults; ccsim takes V-A's (the simulations' settings);
+//!   update. In microseconds the same gains would drive tanh to 1 at once. Section IV-D's
+//!   stability analysis settles the unit: its linearized loop (eq. 17) with R0 = 13.2 us in
+//!   seconds gives (1e4, 1e5) a phase margin of 39.8 degrees, as its Fig. 4 says of the range
+//!   Kp <= 1e4, Kd <= 1e5 (above 30); in microseconds 0.04 degrees (a unit test). IV-D also
+//!   limits Kp to [1, 16] and Kd to [1e3, 7e3] "in actual use", which V-A's (1e4, 1e5) leave;
+//!   ccsim ships V-A's (the simulations' settings), and `kp`, `kd` take IV-D's;
 //! * the PID updates once per base RTT of the flow (Table I's per-flow "RTT update timer",
 //!   and the fluid model of eqs. 6 and 9, where W changes by W tanh U per RTT), on the first
 //!   packet after the interval; between updates every ACK carries the last window, capped by
@@ -46,7 +49,8 @@
 //! * eq. 5 multiplies every window by a factor of its own U, and any windows with tanh U = 0
 //!   are a fixed point, so the law does not by itself even out windows that differ (eq. 11's
 //!   fairness assumes "all flows are synchronized"); flows sharing an in-network bottleneck
-//!   keep the split their history gave them;
+//!   see the same E, so their U keep the difference their histories left, and their windows
+//!   move apart round by round (rcc-fig15's third phase; a unit test);
 //! * B_R counts wire bytes over a sliding window of T = the smallest base RTT among the host's
 //!   flows (the last "round"); wire bytes, so a saturated last hop reads C;
 //! * eq. 1's n consecutive high delays are n rounds, not n packets: each connection "starts
@@ -517,6 +521,41 @@ mod tests {
 
     const US: f64 = 1e6; // ps per us
 
+    /// Phase margin (degrees) of section IV-D's linearized loop, eq. 17:
+    /// G(s) = (Kp / R0 + (Kd + Kp / 2) s) / (s^2 (s R0 + 1)), with R0 in the unit E is in.
+    fn phase_margin_deg(kp: f64, kd: f64, r0: f64) -> f64 {
+        let gain = |w: f64| {
+            (kp / r0).hypot((kd + kp / 2.0) * w) / (w * w * (1.0 + (w * r0).powi(2)).sqrt())
+        };
+        // |G| falls with w: find the crossover |G| = 1 by bisection on a log scale.
+        let (mut lo, mut hi) = (1e-12_f64, 1e12_f64);
+        for _ in 0..200 {
+            let mid = (lo * hi).sqrt();
+            if gain(mid) > 1.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let z = kp / ((kd + kp / 2.0) * r0);
+        ((lo / z).atan() - (lo * r0).atan()).to_degrees()
+    }
+
+    #[test]
+    fn the_gains_are_per_second_of_error_as_section_iv_d_analyses_them() {
+        // Section IV-D (Fig. 4): Kp up to 1e4 and Kd up to 1e5 keep the phase margin above 30
+        // degrees at R_ref = 13.2 us; section V-A runs (1e4, 1e5). With E and R0 in seconds
+        // eq. 17 agrees (40 degrees); in microseconds the same gains leave almost no margin.
+        let r0_s = 13.2e-6;
+        let pm = phase_margin_deg(1e4, 1e5, r0_s);
+        assert!(pm > 30.0 && pm < 45.0, "{pm}");
+        assert!(phase_margin_deg(1e4, 1e5, 13.2) < 1.0);
+        // IV-D's reference pair (1, 1000) is stable in seconds too.
+        assert!(phase_margin_deg(1.0, 1e3, r0_s) > 30.0);
+        let p = RccParams::default();
+        assert_eq!((p.kp, p.kd), (1e4, 1e5));
+    }
+
     fn sample(delay_us: f64, busy: bool) -> Sample {
         Sample {
             delay_ps: delay_us * US,
@@ -593,6 +632,44 @@ mod tests {
         assert!(!c.in_pid());
         c.step(&p, &at(24.5));
         assert!(c.in_pid(), "the third round");
+    }
+
+    #[test]
+    fn flows_that_enter_pid_at_different_times_keep_their_u_apart() {
+        // rcc-fig15's unfair third phase is eqs. 4-5 themselves: every flow on the bottleneck
+        // sees the same E, so eq. 4 adds the same to each U and their difference, the history
+        // before the later flow entered, stays; eq. 5 then scales the windows by different
+        // factors every round, and their ratio moves away from 1 until one reaches the floor
+        // or the cap. Nothing in the law pulls the windows back together.
+        let p = RccParams::default();
+        let (mut a, mut b) = (Control::default(), Control::default());
+        let at = |k: u64, delay_us: f64| Sample {
+            now_ps: k * 12_000_000,
+            period_ps: 12_000_000,
+            fair_share: 1e9,
+            ..sample(delay_us, false)
+        };
+        for k in 0..6 {
+            a.step(&p, &at(k, 7.5)); // a alone: three rounds to enter, three in PID
+        }
+        for k in 6..9 {
+            a.step(&p, &at(k, 6.5));
+            b.step(&p, &at(k, 7.5)); // b's three rounds to enter
+        }
+        assert!(a.in_pid() && b.in_pid());
+        // One round on the same samples: eq. 4's derivative term still sees each one's E_prev.
+        a.step(&p, &at(9, 6.6));
+        b.step(&p, &at(9, 6.6));
+        let gap = a.u() - b.u();
+        let mut ratio = Vec::new();
+        for k in 10..30 {
+            let delay = 6.6 + 0.05 * (k % 3) as f64; // the same samples for both from here
+            let (wa, wb) = (a.step(&p, &at(k, delay)), b.step(&p, &at(k, delay)));
+            assert!((a.u() - b.u() - gap).abs() < 1e-9 * gap.abs().max(1.0));
+            ratio.push(wa / wb);
+        }
+        assert!(gap.abs() > 0.01, "{gap}");
+        assert!(ratio.windows(2).all(|r| (r[1] - 1.0).abs() > (r[0] - 1.0).abs()), "{ratio:?}");
     }
 
     #[test]

@@ -119,6 +119,7 @@ impl Scenario {
                 crate::sim::fmt_time(stop_ps)
             ));
         }
+        self.warn_extremes(&mut sim, stop_ps);
         self.setup_probes(&mut sim)?;
         // A stall is a wait past `stall_after` and past 4 packet times of the slowest flow (a
         // flow rate-limited to 50 kb/s delivers a packet every 168 ms, and is not stalled).
@@ -671,6 +672,13 @@ impl Scenario {
         let first_flow_ps = sim.flows.iter().map(|f| f.start_ps).min().unwrap_or(0);
         let start_ps = start.map_or(first_flow_ps / interval_ps * interval_ps, |t| t.0);
         let stop_ps = stop.map_or(u64::MAX, |t| t.0);
+        if stop_ps <= start_ps {
+            let prefix = field.rsplit_once('.').map_or(field, |p| p.0);
+            return Err(ScenarioError::new(
+                &format!("{prefix}.stop"),
+                "must be after start (no sample would be taken)",
+            ));
+        }
         let end_ps = stop_ps.min(self.cfg.duration.map_or(u64::MAX, |d| d.0));
         if end_ps != u64::MAX {
             let rows =
@@ -685,6 +693,74 @@ impl Scenario {
         let first_ps = if start_ps > 0 { start_ps } else { interval_ps };
         sim.q.push(first_ps, first_sample);
         Ok((start_ps, stop_ps))
+    }
+
+    /// Warnings for settings that make a run far slower than the user may expect: timers shorter
+    /// than one packet's time on the wire (they fire many times per packet), and flows whose
+    /// bytes take over 10 runs at line rate, or, without a duration, very many packets.
+    fn warn_extremes(&self, sim: &mut Simulation, stop_ps: u64) {
+        let packet_bytes = (sim.s.mtu_payload_bytes + sim.s.header_bytes) as u128;
+        let fastest_bps = sim.flows.iter().map(|f| f.line_rate_bps).max().unwrap_or(0);
+        if fastest_bps > 0 {
+            let packet_ps =
+                (packet_bytes * 8 * crate::sim::PS_PER_S as u128 / fastest_bps as u128) as u64;
+            let mut timers: Vec<(String, u64)> = Vec::new();
+            if let Some(r) = &self.cfg.host.recovery {
+                if sim.s.drop.is_some() {
+                    timers.extend([
+                        ("host.recovery.rto".into(), r.rto.0),
+                        ("host.recovery.rto_low".into(), r.rto_low.0),
+                        ("host.recovery.rto_high".into(), r.rto_high.0),
+                    ]);
+                }
+            }
+            for (key, v) in &self.cfg.cc.params {
+                if let Some(ps) = v.as_str().and_then(|t| crate::sim::parse_time_ps(t).ok()) {
+                    timers.push((format!("cc.params.{key}"), ps));
+                }
+            }
+            for (field, ps) in timers {
+                if ps > 0 && ps < packet_ps {
+                    sim.warnings.push(format!(
+                        "{field} = {} is under one packet's time on the wire ({}): a timer that short fires about {:.0} times per packet and slows the run as much; lengthen it unless that is meant",
+                        crate::sim::fmt_time(ps),
+                        crate::sim::fmt_time_approx(packet_ps),
+                        packet_ps as f64 / ps as f64
+                    ));
+                }
+            }
+        }
+        let payload = sim.s.mtu_payload_bytes.max(1) as u64;
+        let sized = sim
+            .flows
+            .iter()
+            .filter(|f| !f.long_lived && f.line_rate_bps > 0);
+        // A flow's bytes at its line rate, in ps.
+        let need_ps = |f: &crate::transport::Flow| {
+            f.size_bytes as u128 * 8 * crate::sim::PS_PER_S as u128 / f.line_rate_bps as u128
+        };
+        if stop_ps != u64::MAX {
+            let too_long: Vec<&crate::transport::Flow> = sized
+                .filter(|f| need_ps(f) > 10 * stop_ps as u128)
+                .collect();
+            if let Some(big) = too_long.iter().max_by_key(|f| f.size_bytes) {
+                sim.warnings.push(format!(
+                    "flows: {} need over 10 times `duration` ({}) at line rate (the largest, {} bytes, {}); they end far from finished",
+                    too_long.len(),
+                    crate::sim::fmt_time(stop_ps),
+                    big.size_bytes,
+                    crate::sim::fmt_time_approx(need_ps(big).min(u64::MAX as u128) as u64)
+                ));
+            }
+        } else {
+            let packets: u128 = sized.map(|f| f.size_bytes.div_ceil(payload) as u128).sum();
+            if packets > 1_000_000_000 {
+                sim.warnings.push(format!(
+                    "flows: {packets:.3e} packets to deliver and no `duration`: the run simulates until the last one arrives, some {:.0e} events; set duration or smaller sizes",
+                    packets as f64 * 8.0
+                ));
+            }
+        }
     }
 
     fn setup_probes(&self, sim: &mut Simulation) -> Result<(), ScenarioError> {

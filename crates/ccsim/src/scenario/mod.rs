@@ -82,6 +82,12 @@ pub fn apply_override(root: &mut toml::Table, spec: &str) -> Result<(), Scenario
             _ => return Err(not_container(i)),
         };
     }
+    if cur.is_table() && !value.is_table() {
+        return Err(ScenarioError::new(
+            "--set",
+            format!("`{key}` is a table: set one of its keys ({key}.x=...) or give a table ({key}={{ ... }}), not `{raw}`"),
+        ));
+    }
     *cur = value;
     Ok(())
 }
@@ -169,12 +175,21 @@ fn resolve_fabric_mode(
         }
         return Ok(());
     }
+    // PFC's keys do nothing on a lossy fabric: one set (or, where it has a default that the
+    // resolved config writes out, set to another value) is an error, not silently ignored.
     let pfc = &cfg.fabric.pfc;
+    let d = config::PfcCfg::default();
     for (field, set) in [
         ("headroom", pfc.headroom.is_some()),
         ("headroom_mtus", pfc.headroom_mtus.is_some()),
         ("reserve", pfc.reserve.is_some()),
         ("alpha_per_rate", pfc.alpha_per_rate.is_some()),
+        ("alpha", pfc.alpha.is_some()),
+        ("mode", pfc.mode != d.mode),
+        ("xoff", pfc.xoff != d.xoff),
+        ("resume_offset", pfc.resume_offset != d.resume_offset),
+        ("frame_bytes", pfc.frame_bytes != d.frame_bytes),
+        ("deadlock_after", pfc.deadlock_after != d.deadlock_after),
     ] {
         if set {
             return only(&format!("fabric.pfc.{field}"), false);
@@ -249,6 +264,26 @@ fn resolve_fabric_mode(
             "must not exceed rto_high (IRN uses the low timeout while few packets are in flight)",
         ));
     }
+    // IRN's timeouts do nothing under go-back-N (and its `rto` nothing under IRN).
+    let d = crate::transport::loss::Recovery::default();
+    let unused = match r.mode {
+        crate::transport::loss::RecoveryMode::GoBackN => [
+            ("rto_low", r.rto_low != d.rto_low),
+            ("rto_high", r.rto_high != d.rto_high),
+            ("rto_low_packets", r.rto_low_packets != d.rto_low_packets),
+        ],
+        _ => [("rto", r.rto != d.rto), ("", false), ("", false)],
+    };
+    if let Some((field, _)) = unused.iter().find(|(_, set)| *set) {
+        let (this, other) = match r.mode {
+            crate::transport::loss::RecoveryMode::GoBackN => ("IRN's", "mode = \"irn\""),
+            _ => ("go-back-N's", "mode = \"go_back_n\""),
+        };
+        return Err(ScenarioError::new(
+            &format!("host.recovery.{field}"),
+            format!("is {this} timeout setting and does nothing here; remove it or set {other}"),
+        ));
+    }
     Ok(())
 }
 
@@ -306,6 +341,15 @@ impl Scenario {
         }
         if let Some(s) = seed {
             root.insert("seed".into(), toml::Value::Integer(s as i64));
+        }
+        // serde would read a list as a table of defaults (`cc = []` as no scheme): refuse it.
+        for key in ["topology", "fabric", "cc", "host", "output"] {
+            if root.get(key).is_some_and(|v| !v.is_table()) {
+                return Err(ScenarioError::new(
+                    key,
+                    format!("must be a table ([{key}] or {key} = {{ ... }})"),
+                ));
+            }
         }
         let mut warnings = Vec::new();
         if !root.contains_key("cc") {

@@ -149,6 +149,22 @@ fn fmt_exact(v: u64, units: &[(&str, u64)]) -> String {
 }
 
 /// Canonical, exact string for a time in picoseconds ("2us", "1500ns").
+/// A time for people, to 3 significant digits in the largest unit under it ("37.8ms").
+pub fn fmt_time_approx(ps: u64) -> String {
+    let units = [
+        ("s", PS_PER_S),
+        ("ms", PS_PER_MS),
+        ("us", PS_PER_US),
+        ("ns", PS_PER_NS),
+    ];
+    match units.iter().find(|(_, per)| ps >= *per) {
+        Some((name, per)) => format!("{:.3}{name}", ps as f64 / *per as f64)
+            .replace(".000", "")
+            .to_string(),
+        None => format!("{ps}ps"),
+    }
+}
+
 pub fn fmt_time(ps: u64) -> String {
     if ps == 0 {
         return "0us".into();

@@ -511,6 +511,7 @@ pub fn parse_hpcc_file(text: &str, shown: &str) -> Result<Topology, ScenarioErro
         ""
     };
     let mut is_sw = vec![false; n];
+    let mut listed = 0;
     for x in sw_line.split_whitespace() {
         let id: usize = x
             .parse()
@@ -518,7 +519,17 @@ pub fn parse_hpcc_file(text: &str, shown: &str) -> Result<Topology, ScenarioErro
         if id >= n {
             return Err(f(2, format!("switch id {id} >= node count {n}")));
         }
+        if is_sw[id] {
+            return Err(f(2, format!("switch id {id} is listed twice")));
+        }
         is_sw[id] = true;
+        listed += 1;
+    }
+    if listed != ns {
+        return Err(f(
+            2,
+            format!("line 1 says {ns} switches, this line lists {listed}"),
+        ));
     }
     let mut links = Vec::new();
     for i in 0..nl {
@@ -548,6 +559,15 @@ pub fn parse_hpcc_file(text: &str, shown: &str) -> Result<Topology, ScenarioErro
             }
         }
         links.push((a, b, rate, delay));
+    }
+    if let Some(extra) = lines.next() {
+        return Err(f(
+            nl + 3,
+            format!(
+                "line 1 says {nl} links, but the file goes on (`{}`); fix the count",
+                extra.trim()
+            ),
+        ));
     }
     // Layers: distance (in switch hops) from the nearest host.
     let mut adj = vec![Vec::new(); n];
@@ -820,3 +840,33 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("file", "ccsim topology file: TOML [[node]] name/layer, [[link]] a/b/rate/delay (path)"),
     ("hpcc", "HPCC ns-3 simulator topology file (path)"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::parse_hpcc_file;
+
+    const OK: &str = "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n";
+
+    #[test]
+    fn an_hpcc_file_whose_counts_disagree_with_its_body_is_refused() {
+        assert!(parse_hpcc_file(OK, "t").is_ok());
+        let cases = [
+            (
+                "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n0 1 100Gbps 1us 0\n",
+                "says 2 links",
+            ),
+            (
+                "3 2 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n",
+                "says 2 switches, this line lists 1",
+            ),
+            (
+                "3 2 2\n2 2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n",
+                "listed twice",
+            ),
+        ];
+        for (text, why) in cases {
+            let e = parse_hpcc_file(text, "t").unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+}

@@ -146,13 +146,24 @@ impl Cdf {
         Cdf::parse(&text, name_or_path)
     }
 
-    /// Mean of the piecewise-linear distribution (trapezoids; an initial jump counts as a point mass).
+    /// Mean size of the flows drawn (`sample`): of the piecewise-linear distribution with every
+    /// size under 1 byte drawn as 1 byte (an initial jump counts as a point mass). Loads are
+    /// offered with it, so a CDF with sizes under a byte still offers the load asked for.
     pub fn mean(&self) -> f64 {
         let (x0, y0) = self.points[0];
-        let mut m = x0 * y0;
+        let mut m = x0.max(1.0) * y0;
         for w in self.points.windows(2) {
             let ((xa, ya), (xb, yb)) = (w[0], w[1]);
-            m += (yb - ya) * (xa + xb) / 2.0;
+            // The mean of max(1, x) for x uniform on [xa, xb].
+            let seg = if xb <= 1.0 {
+                1.0
+            } else if xa >= 1.0 {
+                (xa + xb) / 2.0
+            } else {
+                let below = (1.0 - xa) / (xb - xa);
+                below + (1.0 - below) * (1.0 + xb) / 2.0
+            };
+            m += (yb - ya) * seg;
         }
         m
     }
@@ -614,6 +625,27 @@ mod tests {
         for (name, _) in BUILTIN_CDFS {
             let key = format!("cdf:{name}");
             assert!(CATALOG.iter().any(|(k, _)| *k == key), "{key} missing");
+        }
+    }
+
+    #[test]
+    fn the_mean_is_the_mean_of_the_sizes_drawn() {
+        // Sizes under a byte are drawn as 1 byte: uniform on [0, 2] draws 1 B (x < 1.5) three
+        // times in four and 2 B once, a mean of 1.25 B (the distribution's own mean is 1).
+        let sub_byte = Cdf::parse("0 0\n2 1\n", "t").unwrap();
+        assert!((sub_byte.mean() - 1.25).abs() < 1e-12);
+        let mut rng = Rng::new(7, 0);
+        for cdf in [
+            sub_byte,
+            Cdf::parse("0.2 0.5\n3 0.9\n1000 1\n", "t").unwrap(),
+        ] {
+            let n = 200_000;
+            let drawn = (0..n).map(|_| cdf.sample(&mut rng) as f64).sum::<f64>() / n as f64;
+            assert!(
+                (drawn / cdf.mean() - 1.0).abs() < 0.01,
+                "{drawn} vs {}",
+                cdf.mean()
+            );
         }
     }
 }
