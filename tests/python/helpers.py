@@ -76,19 +76,25 @@ def dataset_files(out: Path) -> dict[str, bytes]:
     }
 
 
-def chromium() -> str:
-    """Headless Chromium's path; fails under CI (which installs it), else skips, without it."""
+def debian_tool(package: str, *names: str) -> str:
+    """The path of a program from Debian's ``package`` (the first of ``names`` found); without
+    it the test fails under CI, whose .ci/run installs it, and is skipped elsewhere."""
     import shutil
 
     import pytest
 
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    exe = next((shutil.which(n) for n in names if shutil.which(n)), None)
     if exe is None:
-        message = "headless Chromium is needed: apt-get install chromium (.ci/run does this)"
+        message = f"{names[0]} is needed: apt-get install {package} (.ci/run does this)"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
     return exe
+
+
+def chromium() -> str:
+    """Headless Chromium's path (see ``debian_tool``)."""
+    return debian_tool("chromium", "chromium", "chromium-browser")
 
 
 def screenshot(page: Path, tmp_path: Path, width: int = 1280, height: int = 1600) -> Any:

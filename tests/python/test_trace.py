@@ -3,15 +3,13 @@ PAUSEs and CE marks per port are what the run's own tables count."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import ccsim
 import pandas as pd
 import pytest
-from helpers import ccsim_cli
+from helpers import ccsim_cli, debian_tool
 
 # 16 x 1 MB into one port under DCQCN: the switch marks CE at the bottleneck and pauses senders.
 INCAST = {
@@ -21,16 +19,6 @@ INCAST = {
     "workload": [{"kind": "incast", "senders": 16, "receiver": 16, "size": "1MB", "at": "0us"}],
 }
 ALL = {"output.trace": {"ports": ["all", "h3->sw0"]}}
-
-
-def tshark() -> str:
-    exe = shutil.which("tshark")
-    if exe is None:
-        message = "tshark is needed: apt-get install tshark (.ci/run does this)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return exe
 
 
 def read_trace(path: Path) -> pd.DataFrame:
@@ -45,7 +33,7 @@ def read_trace(path: Path) -> pd.DataFrame:
         "macc.cbfc.pause_time.c3",
     ]
     cmd = [
-        tshark(),
+        debian_tool("tshark", "tshark"),
         "-X",
         f"lua_script:{lua}",
         "-r",

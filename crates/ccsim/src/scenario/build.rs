@@ -123,12 +123,12 @@ impl Scenario {
         self.setup_probes(&mut sim)?;
         // A stall is a wait past `stall_after` and past 4 packet times of the slowest flow (a
         // flow rate-limited to 50 kb/s delivers a packet every 168 ms, and is not stalled).
-        let packet_bits = (sim.s.mtu_payload_bytes + sim.s.header_bytes) as u128 * 8;
+        let packet_bytes = (sim.s.mtu_payload_bytes + sim.s.header_bytes) as u64;
         let slowest_packet_ps = sim
             .flows
             .iter()
             .filter(|f| f.line_rate_bps > 0)
-            .map(|f| (packet_bits * crate::sim::PS_PER_S as u128 / f.line_rate_bps as u128) as u64)
+            .map(|f| wire_ps(packet_bytes, f.line_rate_bps))
             .max()
             .unwrap_or(0);
         sim.watchdog.after_ps = match c.host.stall_after.0 {
@@ -699,11 +699,10 @@ impl Scenario {
     /// than one packet's time on the wire (they fire many times per packet), and flows whose
     /// bytes take over 10 runs at line rate, or, without a duration, very many packets.
     fn warn_extremes(&self, sim: &mut Simulation, stop_ps: u64) {
-        let packet_bytes = (sim.s.mtu_payload_bytes + sim.s.header_bytes) as u128;
+        let packet_bytes = (sim.s.mtu_payload_bytes + sim.s.header_bytes) as u64;
         let fastest_bps = sim.flows.iter().map(|f| f.line_rate_bps).max().unwrap_or(0);
         if fastest_bps > 0 {
-            let packet_ps =
-                (packet_bytes * 8 * crate::sim::PS_PER_S as u128 / fastest_bps as u128) as u64;
+            let packet_ps = wire_ps(packet_bytes, fastest_bps);
             let mut timers: Vec<(String, u64)> = Vec::new();
             if let Some(r) = &self.cfg.host.recovery {
                 if sim.s.drop.is_some() {
@@ -735,13 +734,10 @@ impl Scenario {
             .flows
             .iter()
             .filter(|f| !f.long_lived && f.line_rate_bps > 0);
-        // A flow's bytes at its line rate, in ps.
-        let need_ps = |f: &crate::transport::Flow| {
-            f.size_bytes as u128 * 8 * crate::sim::PS_PER_S as u128 / f.line_rate_bps as u128
-        };
+        let need_ps = |f: &crate::transport::Flow| wire_ps(f.size_bytes, f.line_rate_bps);
         if stop_ps != u64::MAX {
             let too_long: Vec<&crate::transport::Flow> = sized
-                .filter(|f| need_ps(f) > 10 * stop_ps as u128)
+                .filter(|f| need_ps(f) as u128 > 10 * stop_ps as u128)
                 .collect();
             if let Some(big) = too_long.iter().max_by_key(|f| f.size_bytes) {
                 sim.warnings.push(format!(
@@ -749,7 +745,7 @@ impl Scenario {
                     too_long.len(),
                     crate::sim::fmt_time(stop_ps),
                     big.size_bytes,
-                    crate::sim::fmt_time_approx(need_ps(big).min(u64::MAX as u128) as u64)
+                    crate::sim::fmt_time_approx(need_ps(big))
                 ));
             }
         } else {
@@ -859,6 +855,12 @@ impl Scenario {
 
 /// Bytes a flow costs at least: its state, the scheme's per-flow parts and its result row.
 const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64 + 256;
+
+/// Picoseconds `bytes` take on the wire at `rate_bps` (saturating at u64::MAX).
+fn wire_ps(bytes: u64, rate_bps: u64) -> u64 {
+    let ps = bytes as u128 * 8 * crate::sim::PS_PER_S as u128 / rate_bps.max(1) as u128;
+    ps.min(u64::MAX as u128) as u64
+}
 
 /// The ports `specs` (at `field`) name: "from->to" node names, or "all" for every switch port;
 /// each once, in the order named.
