@@ -214,3 +214,29 @@ def test_config_toml_repeats_the_run_from_any_directory(scenario: Path, tmp_path
             assert one == two
         else:
             assert f.read_bytes() == (b / f.name).read_bytes(), f.name
+
+
+def test_unresponsive_senders_send_their_first_rtt_and_ignore_grants() -> None:
+    # AMRT's unresponsive senders (section VIII-D): with `responsive = 0.5` one of the two
+    # senders (drawn per seed) answers its grants and fills the receiver's link; the other
+    # sends its first RTT's data (one BDP of 100G) and nothing after.
+    base = {
+        "name": "deaf",
+        "duration": "1ms",
+        "topology": {"kind": "star", "hosts": 3, "link": {"rate": "100Gbps", "delay": "4us"}},
+        "fabric": {"pfc": {"enabled": False}, "loss": {"mode": "drop_tail", "queue_packets": 128}},
+        "cc": {"scheme": "amrt"},
+        "workload": [{"kind": "long_lived", "pairs": [[0, 2], [1, 2]], "responsive": 0.5}],
+    }
+    first_rtt = 100e9 / 8 * 16e-6  # one base RTT (16 us) at line rate
+    deaf_senders = set()
+    for seed in (1, 2, 3):
+        flows = ccsim.run(base, seed=seed).flows.sort_values("bytes_acked")
+        assert flows["bytes_acked"].iloc[0] <= first_rtt
+        assert flows["bytes_acked"].iloc[1] >= 0.9 * 100e9 / 8 * 1e-3 * 1000 / 1048  # the link
+        deaf_senders.add(int(flows["src"].iloc[0]))
+    assert deaf_senders == {0, 1}  # which one is drawn per seed
+    both = ccsim.run({**base, "workload": [{**base["workload"][0], "responsive": 1.0}]})
+    assert both.flows["bytes_acked"].min() > 10 * first_rtt  # both answer their grants
+    with pytest.raises(ccsim.ScenarioError, match=r"workload\[0\]\.responsive: a share"):
+        ccsim.validate({**base, "workload": [{**base["workload"][0], "responsive": 1.5}]})

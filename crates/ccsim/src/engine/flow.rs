@@ -426,7 +426,7 @@ impl Simulation {
             }
             return;
         }
-        if f.finished {
+        if f.finished || self.unresponsive.get(fid as usize) == Some(&true) {
             return;
         }
         self.sender_hook(fid, |cc, s, tx| cc.on_ctrl(s, tx, &c));

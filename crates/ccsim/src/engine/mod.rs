@@ -201,6 +201,9 @@ pub struct Simulation {
     pub warnings: Vec<String>,
     pub deadlock: crate::net::pfc::DeadlockDetector,
     pub watchdog: Watchdog,
+    /// Per flow: its sender ignores the receiver's control packets (AMRT's unresponsive
+    /// senders; `workload.responsive`). Empty when every sender responds.
+    pub unresponsive: Vec<bool>,
 }
 
 /// The progress watchdog (`host.stall_after`): bytes delivered, and packets switches dropped,

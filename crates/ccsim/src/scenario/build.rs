@@ -109,8 +109,12 @@ impl Scenario {
             warnings: Vec::new(),
             deadlock,
             watchdog: Default::default(),
+            unresponsive: Vec::new(),
         };
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
+        if specs.iter().any(|f| !f.responsive) {
+            sim.unresponsive = specs.iter().map(|f| !f.responsive).collect();
+        }
         let late = specs.iter().filter(|f| f.start_ps >= stop_ps).count();
         if late > 0 {
             sim.warnings.push(format!(
@@ -521,6 +525,7 @@ impl Scenario {
                 start_ps: fc.start.0,
                 stop_ps: fc.stop.map(|s| s.0),
                 rate_bps: fc.rate.map(|r| r.0),
+                responsive: true,
             });
         }
         let mut rng = Rng::new(c.seed, stream::WORKLOAD);

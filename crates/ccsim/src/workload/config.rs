@@ -81,6 +81,12 @@ pub enum WorkloadCfg {
         /// A rate limiter at the sender: the flows never send faster (see `FlowCfg::rate`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rate: Option<Rate>,
+        /// The share of the distinct senders of `pairs` that answer their receivers' grants,
+        /// credits and pulls; the others, drawn at random (seeded), send what their scheme
+        /// sends unasked and ignore every control packet: AMRT's "unresponsive senders"
+        /// (section VIII-D). Unset: every sender responds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        responsive: Option<f64>,
     },
     /// A flow file of the HPCC simulator: first line the count, then
     /// `src dst priority dport size_bytes start_seconds`.

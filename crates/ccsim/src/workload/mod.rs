@@ -21,6 +21,8 @@ pub struct FlowSpec {
     pub stop_ps: Option<u64>,
     /// A sender-side rate limiter (bits/s): the flow's line rate when below the host link's.
     pub rate_bps: Option<u64>,
+    /// The sender answers the receiver's control packets (false: an unresponsive sender).
+    pub responsive: bool,
 }
 
 /// The built-in CDFs: (name, file text).
@@ -351,6 +353,7 @@ pub fn generate(
                         start_ps: t as u64,
                         stop_ps: None,
                         rate_bps: None,
+                        responsive: true,
                     });
                     t += rng.exponential(gap_s) * PS_PER_S as f64;
                 }
@@ -411,6 +414,7 @@ pub fn generate(
                         start_ps: t,
                         stop_ps: None,
                         rate_bps: None,
+                        responsive: true,
                     });
                 }
             };
@@ -459,7 +463,14 @@ pub fn generate(
             start,
             stop,
             rate,
+            responsive,
         } => {
+            if responsive.is_some_and(|r| !(0.0..=1.0).contains(&r)) {
+                return Err(ScenarioError::new(
+                    &field("responsive"),
+                    "a share of the senders, from 0 to 1",
+                ));
+            }
             if stop.is_some_and(|t| t.0 <= start.0) {
                 return Err(ScenarioError::new(&field("stop"), "must be after `start`"));
             }
@@ -488,7 +499,25 @@ pub fn generate(
                     start_ps: start.0,
                     stop_ps: stop.map(|t| t.0),
                     rate_bps: rate.map(|r| r.0),
+                    responsive: true,
                 });
+            }
+            if let Some(share) = responsive {
+                // round(share x senders) of the distinct senders respond, drawn without
+                // replacement; the others' flows do not.
+                let mut senders: Vec<u32> = pairs.iter().map(|p| p[0]).collect();
+                senders.sort_unstable();
+                senders.dedup();
+                let keep = (share * senders.len() as f64).round() as usize;
+                for i in 0..keep {
+                    let j = i + rng.below((senders.len() - i) as u64) as usize;
+                    senders.swap(i, j);
+                }
+                let deaf = &senders[keep..];
+                let first = out.len() - pairs.len();
+                for f in &mut out[first..] {
+                    f.responsive = !deaf.contains(&f.src);
+                }
             }
         }
         WorkloadCfg::FlowFile { path } => out = read_hpcc_flows(&base_dir.join(path), path, nh)?,
@@ -590,6 +619,7 @@ pub fn parse_hpcc_flows(
             start_ps: (start * PS_PER_S as f64).round() as u64,
             stop_ps: None,
             rate_bps: None,
+            responsive: true,
         });
     }
     if out.len() != n {
