@@ -423,7 +423,7 @@ pub struct TraceCfg {
     pub stop: Option<Time>,
     #[serde(default)]
     pub format: TraceFormat,
-    /// The trace stops after this many frames (about 110 bytes each), with a warning.
+    /// The trace stops after this many frames (about 130 bytes each), with a warning.
     #[serde(default = "default_trace_packets")]
     pub max_packets: u64,
 }
