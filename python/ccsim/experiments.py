@@ -359,7 +359,7 @@ class _Evaluator:
                 value = FUNCTIONS[node.func.id](self.res, *args, **kwargs)
             except TypeError as e:
                 raise ClaimError(f"{ast.unparse(node)}: {e}") from None
-            self.measured.append((ast.unparse(node), value))
+            self._record(ast.unparse(node), value)
             if node.func.id in _FCT_FUNCTIONS or (
                 node.func.id == "stat" and args and str(args[0]).startswith("fct.")
             ):
@@ -381,9 +381,12 @@ class _Evaluator:
         label = ", ".join(f"{k}={v!r}" for k, v in where.items()) or "all runs"
         unfinished, total = int(runs[cols[0]].sum()), int(runs[cols[1]].sum())
         delivered = f"{runs[cols[2]].sum() / 1e9:.3g} GB delivered"
-        self.measured.append(
-            (f"unfinished flows ({label})", f"{unfinished} of {total}, {delivered}")
-        )
+        self._record(f"unfinished flows ({label})", f"{unfinished} of {total}, {delivered}")
+
+    def _record(self, expr: str, value: Any) -> None:
+        """Keep a measured value for the report, once (a check may call a measure twice)."""
+        if not any(e == expr for e, _ in self.measured):
+            self.measured.append((expr, value))
 
 
 #: Measures of finished flows only: the claim report adds the unfinished flows beside them.

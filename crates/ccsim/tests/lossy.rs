@@ -20,25 +20,8 @@ fn run(toml: &str) -> ccsim::Results {
 
 fn incast_toml(recovery: &str, scheme: &str) -> String {
     format!(
-        r#"
-        [topology]
-        kind = "star"
-        hosts = 17
-        link = {{ rate = "100Gbps", delay = "1us" }}
-        [fabric]
-        pfc = {{ enabled = false }}
-        loss = {{ mode = "drop_tail", queue_packets = 128 }}
-        [host]
-        recovery = {{ mode = "{recovery}" }}
-        [cc]
-        scheme = "{scheme}"
-        [[workload]]
-        kind = "incast"
-        senders = 16
-        receiver = 16
-        size = "1MB"
-        at = "0us"
-        "#
+        "{}\n[host]\nrecovery = {{ mode = \"{recovery}\" }}\n",
+        common::lossy_incast(scheme, "", 128)
     )
 }
 

@@ -158,9 +158,7 @@ pub fn fmt_time_approx(ps: u64) -> String {
         ("ns", PS_PER_NS),
     ];
     match units.iter().find(|(_, per)| ps >= *per) {
-        Some((name, per)) => format!("{:.3}{name}", ps as f64 / *per as f64)
-            .replace(".000", "")
-            .to_string(),
+        Some((name, per)) => format!("{:.3}{name}", ps as f64 / *per as f64).replace(".000", ""),
         None => format!("{ps}ps"),
     }
 }
