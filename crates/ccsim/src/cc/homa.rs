@@ -34,9 +34,12 @@
 //!   adds a timeout without saying which): a message whose packets stop arriving for
 //!   `resend_after` (default 5 ms: the module's 5 ticks of 1 ms; much shorter timeouts resend
 //!   packets that only wait behind higher priorities) is sent a RESEND naming each missing
-//!   packet below what it was granted (at most 64 a time); a
-//!   sender asked for a packet it has not sent takes it as a lost grant. A sender that hears
-//!   nothing for four base RTTs resends its first unacknowledged packet (`cc/backstop.rs`).
+//!   packet below what it was granted (at most 64 a time: more than the module, whose RESEND
+//!   names only the first missing range, one RESEND per peer every `resend_interval` ticks,
+//!   `homa_timer.c`; with drop-tail queues that drop a first RTT's packets here and there, the
+//!   module would need a round per gap); a sender asked for a packet it has not sent takes it
+//!   as a lost grant. A sender that hears nothing for four base RTTs resends its first
+//!   unacknowledged packet (`cc/backstop.rs`).
 
 use super::backstop::Backstop;
 use super::{
