@@ -169,6 +169,32 @@ def utilization(
     return _per_run(res, "queues", after_us, fn, agg, where)
 
 
+def busy_utilization(
+    res: SweepResult, link: str | None = None, agg: str = "mean", **where: Any
+) -> float:
+    """Mean utilization of probed ``link`` (default: every probed link) over each run's busy
+    period: from the first flow's start to the last flow's finish (to the last sample when some
+    flow is unfinished), the experiment's utilization of its links (ccsim's reading of AMRT's
+    Fig. 15)."""
+    sel = select_runs(res, where)
+    flows, queues = sel.table("flows"), sel.table("queues")
+    if queues.empty:
+        raise ClaimError("no queues samples; enable [output] queues probes in the scenario")
+    fn = _link_mean(link, "utilization", 1.0)
+    values = []
+    for rid in sel.ok_runs["run_id"]:
+        f = flows[flows["run_id"] == rid]
+        if f.empty:
+            raise ClaimError(f"run {rid} has no flows")
+        q = queues[queues["run_id"] == rid]
+        end_us = math.inf if f["finish_us"].isna().any() else f["finish_us"].max()
+        one = q[(q["time_us"] >= f["start_us"].min()) & (q["time_us"] < end_us)]
+        if one.empty:
+            raise ClaimError(f"run {rid} has no queue samples while its flows run")
+        values.append(fn(one))
+    return aggregate(values, agg, "queues")
+
+
 def queue_kb(
     res: SweepResult,
     after_us: float = 0,
@@ -643,6 +669,7 @@ MEASURES: dict[str, Callable[..., Any]] = {
     "rate_error": rate_error,
     "sending_gbps": sending_gbps,
     "utilization": utilization,
+    "busy_utilization": busy_utilization,
     "queue_kb": queue_kb,
     "drain_ratio": drain_ratio,
     "halt_error": halt_error,

@@ -296,6 +296,14 @@ def test_link_and_settling_metrics(res: SweepResult) -> None:
     span_s = (f["finish_us"].max() - f["start_us"].min()) * 1e-6
     v = verdict(res, f"completion_rate({where})")
     assert v.measured[0][1] == pytest.approx(f["finish_us"].notna().sum() / span_s)
+    # Utilization over the busy period: the probed links' samples from the first start to the
+    # last finish (every flow of this run finishes).
+    q = run.queues
+    assert f["finish_us"].notna().all()
+    busy = q[(q["time_us"] >= f["start_us"].min()) & (q["time_us"] < f["finish_us"].max())]
+    v = verdict(res, f"busy_utilization({where})")
+    assert v.measured[0][1] == pytest.approx(busy["utilization"].mean())
+    assert 0 < v.measured[0][1] <= 1
     # The aggregate rate of the probed flows never sits at 1 Tb/s.
     v = verdict(res, "rate_settle_us(1000, hold_us=10)")
     assert v.measured[0][1] == float("inf")

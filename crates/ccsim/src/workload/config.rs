@@ -42,6 +42,10 @@ pub enum WorkloadCfg {
         start: Time,
         /// End of the arrival window.
         stop: Time,
+        /// At most this many flows: the window closes at the N-th arrival over all hosts
+        /// (AMRT's Fig. 15 counts flows); `stop` must leave room for N.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flows: Option<u64>,
         #[serde(default)]
         hosts: HostSet,
     },

@@ -322,6 +322,7 @@ pub fn generate(
             load,
             start,
             stop,
+            flows,
             hosts,
         } => {
             load_ok(*load, &field("load"))?;
@@ -357,6 +358,17 @@ pub fn generate(
                     });
                     t += rng.exponential(gap_s) * PS_PER_S as f64;
                 }
+            }
+            if let Some(n) = *flows {
+                if n == 0 || n > out.len() as u64 {
+                    return Err(ScenarioError::new(
+                        &field("flows"),
+                        format!("{n} flows asked, {} arrive before `stop`: give 1 to {0}, or a later `stop`", out.len()),
+                    ));
+                }
+                // The first n arrivals over all hosts (ties in host order).
+                out.sort_by_key(|f| f.start_ps);
+                out.truncate(n as usize);
             }
         }
         WorkloadCfg::Incast {
@@ -630,7 +642,7 @@ pub fn parse_hpcc_flows(
 
 /// Workload kinds and built-in CDFs for `ccsim list`.
 pub const CATALOG: &[(&str, &str)] = &[
-    ("poisson", "Poisson arrivals per host at a target load of the host link, sizes from a CDF (cdf, load, start, stop, hosts)"),
+    ("poisson", "Poisson arrivals per host at a target load of the host link, sizes from a CDF (cdf, load, start, stop, flows, hosts)"),
     ("incast", "N senders x size to one receiver, once (at) or recurring at a target load (load, start, stop)"),
     ("long_lived", "long-lived flows between host pairs (pairs, start, stop)"),
     ("flow_file", "HPCC ns-3 simulator flow file (path)"),
@@ -676,6 +688,36 @@ mod tests {
                 "{drawn} vs {}",
                 cdf.mean()
             );
+        }
+    }
+
+    #[test]
+    fn a_flow_count_keeps_the_first_arrivals_over_all_hosts() {
+        let poisson = |flows: Option<u64>| {
+            let w: WorkloadCfg = toml::from_str(&format!(
+                "kind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstop = \"1ms\"\n{}",
+                flows.map_or(String::new(), |n| format!("flows = {n}\n"))
+            ))
+            .unwrap();
+            generate(
+                &w,
+                0,
+                &[100_000_000_000; 8],
+                std::path::Path::new("."),
+                &mut Rng::new(3, 0),
+            )
+        };
+        let all = poisson(None).unwrap();
+        let mut starts: Vec<u64> = all.iter().map(|f| f.start_ps).collect();
+        starts.sort_unstable();
+        let first = poisson(Some(10)).unwrap();
+        assert_eq!(first.len(), 10);
+        // The same draws, cut at the 10th arrival in time over the 8 hosts.
+        let kept: Vec<u64> = first.iter().map(|f| f.start_ps).collect();
+        assert_eq!(kept, starts[..10]);
+        for n in [0, all.len() as u64 + 1] {
+            let e = poisson(Some(n)).unwrap_err().to_string();
+            assert!(e.contains("workload[0].flows"), "{e}");
         }
     }
 }
