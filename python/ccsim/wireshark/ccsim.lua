@@ -24,23 +24,20 @@ f.a = ProtoField.uint32("ccsim.hdr_a", "Scheme header field a")
 f.b = ProtoField.uint32("ccsim.hdr_b", "Scheme header field b")
 f.aux = ProtoField.uint32("ccsim.aux", "Aux (path key, SACK index)", base.HEX)
 
+-- Each field of the ccsim header: (field, offset, bytes).
+local layout = {
+    { f.version, 4, 1 }, { f.kind, 5, 1 }, { f.mark, 6, 1 }, { f.prio, 7, 1 },
+    { f.code, 8, 1 }, { f.wire, 10, 2 }, { f.payload, 12, 2 }, { f.flow, 16, 4 },
+    { f.seq, 20, 8 }, { f.ts, 28, 8 }, { f.a, 36, 4 }, { f.b, 40, 4 }, { f.aux, 44, 4 },
+}
+
 function ccsim.dissector(tvb, pinfo, tree)
     for _, off in ipairs({ 54, 58 }) do
         if tvb:len() >= off + 48 and tvb(off, 4):string() == "CCSM" then
             local t = tree:add(ccsim, tvb(off, 48))
-            t:add(f.version, tvb(off + 4, 1))
-            t:add(f.kind, tvb(off + 5, 1))
-            t:add(f.mark, tvb(off + 6, 1))
-            t:add(f.prio, tvb(off + 7, 1))
-            t:add(f.code, tvb(off + 8, 1))
-            t:add(f.wire, tvb(off + 10, 2))
-            t:add(f.payload, tvb(off + 12, 2))
-            t:add(f.flow, tvb(off + 16, 4))
-            t:add(f.seq, tvb(off + 20, 8))
-            t:add(f.ts, tvb(off + 28, 8))
-            t:add(f.a, tvb(off + 36, 4))
-            t:add(f.b, tvb(off + 40, 4))
-            t:add(f.aux, tvb(off + 44, 4))
+            for _, field in ipairs(layout) do
+                t:add(field[1], tvb(off + field[2], field[3]))
+            end
             -- The Info column names what ccsim sent (a capture cut after the headers makes
             -- Wireshark's InfiniBand dissector call the payload short).
             local kind = kinds[tvb(off + 5, 1):uint()] or "?"
