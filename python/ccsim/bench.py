@@ -23,11 +23,15 @@ from ccsim.progress import format_count, format_time_ps
 BENCHMARKS: tuple[str, ...] = tuple(_core.BENCHMARKS)
 
 
-def measure(name: str, min_total_s: float = 1.0, max_runs: int = 5) -> dict[str, Any]:
+def measure(
+    name: str, min_total_s: float = 1.0, max_runs: int = 5, threads: int = 1
+) -> dict[str, Any]:
     """Run benchmark ``name`` in this process and return its figures.
 
     A short benchmark is repeated (until ``min_total_s`` of wall time or ``max_runs`` runs) and
     the run with the median wall time is reported, so one noisy run does not decide the number.
+    With ``threads`` > 1 it runs on the parallel engine, and the row adds the synchronization:
+    partitions, windows per simulated ms, crossings and each thread's idle fraction.
 
     Examples
     --------
@@ -38,13 +42,15 @@ def measure(name: str, min_total_s: float = 1.0, max_runs: int = 5) -> dict[str,
     runs = []
     t_start = time.perf_counter()
     while len(runs) < max_runs and (not runs or time.perf_counter() - t_start < min_total_s):
-        raw = _core.run(text, os.getcwd(), None, [], None, None, 1 << 30)
+        overrides = [f"threads={threads}"] if threads != 1 else []
+        raw = _core.run(text, os.getcwd(), None, overrides, None, None, 1 << 30)
         runs.append(json.loads(raw["summary"]))
     runs.sort(key=lambda s: s["perf"]["wall_s"])
     summary = runs[len(runs) // 2]
     perf = summary["perf"]
-    return {
+    row = {
         "name": name,
+        "threads": threads,
         "runs": len(runs),
         "sim_time_ps": summary["sim_time_ps"],
         "build_s": perf["build_s"],
@@ -56,10 +62,18 @@ def measure(name: str, min_total_s: float = 1.0, max_runs: int = 5) -> dict[str,
         "link_traversals": summary["link_traversals"],
         "traversals_per_s": perf["traversals_per_s"],
     }
+    sync = perf.get("parallel")
+    if sync is not None:
+        row["partitions"] = sync["partitions"]
+        row["windows_per_sim_ms"] = sync["windows_per_sim_ms"]
+        row["crossings"] = sync["crossings"]
+        row["idle_fraction"] = sync["idle_fraction"]
+        row["serial_s"] = sync["serial_s"]
+    return row
 
 
-def run_isolated(name: str) -> dict[str, Any]:
-    """Run ``python -m ccsim.bench name`` in a subprocess and return its JSON line as a dict.
+def run_isolated(name: str, threads: int = 1) -> dict[str, Any]:
+    """Run ``python -m ccsim.bench name [threads]`` in a subprocess; its JSON line as a dict.
 
     Raises
     ------
@@ -67,7 +81,10 @@ def run_isolated(name: str) -> dict[str, Any]:
         If the subprocess fails (its own one-line error is already on stderr).
     """
     proc = subprocess.run(
-        [sys.executable, "-m", "ccsim.bench", name], check=False, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "ccsim.bench", name, str(threads)],
+        check=False,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -83,11 +100,13 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     >>> print(format_table([{"name": "incast", "sim_time_ps": 10**10, "runs": 3, "build_s": 0.001,
     ...     "wall_s": 1.5, "wall_s_per_sim_ms": 0.15, "peak_mb": 42.0, "events": 3 * 10**7,
     ...     "events_per_s": 2 * 10**7, "traversals_per_s": 2.5 * 10**7}]))
-    name    sim time  runs  build s  wall s  s/sim ms  peak MB  events  events/s  traversals/s
-    incast  10.0 ms      3    0.001    1.50     0.150     42.0  30.0 M    20.0 M        25.0 M
+    name    threads  sim time  runs  build s  wall s  s/sim ms  peak MB  events  events/s  traversals/s
+    incast        1  10.0 ms      3    0.001    1.50     0.150     42.0  30.0 M    20.0 M        25.0 M
     """
+    parallel = any("partitions" in r for r in rows)
     header = [
         "name",
+        "threads",
         "sim time",
         "runs",
         "build s",
@@ -101,6 +120,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     body = [
         [
             str(r.get("name", "?")),
+            str(r.get("threads", 1)),
             _or_dash(r.get("sim_time_ps"), format_time_ps),
             str(r.get("runs", 1)),
             _or_dash(r.get("build_s"), lambda x: f"{x:.3f}"),
@@ -110,14 +130,25 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
             _or_dash(r.get("events"), format_count),
             _or_dash(r.get("events_per_s"), format_count),
             _or_dash(r.get("traversals_per_s"), format_count),
+            *(
+                [
+                    _or_dash(r.get("partitions"), str),
+                    _or_dash(r.get("windows_per_sim_ms"), lambda x: f"{x:.0f}"),
+                    _or_dash(r.get("idle_fraction"), lambda x: f"{100 * max(x):.0f}%"),
+                ]
+                if parallel
+                else []
+            ),
         ]
         for r in rows
     ]
+    if parallel:
+        header += ["partitions", "windows/sim ms", "idle max"]
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    # First two columns read left to right; the numbers line up on the right.
+    # The name and sim time read left to right; the numbers line up on the right.
     return "\n".join(
         "  ".join(
-            cell.ljust(w) if i < 2 else cell.rjust(w)
+            cell.ljust(w) if i in (0, 2) else cell.rjust(w)
             for i, (cell, w) in enumerate(zip(row, widths))
         ).rstrip()
         for row in [header, *body]
@@ -125,13 +156,16 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m ccsim.bench NAME``."""
+    """Entry point of ``python -m ccsim.bench NAME [THREADS]``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1 or args[0] not in BENCHMARKS:
-        print(f"usage: python -m ccsim.bench {{{','.join(BENCHMARKS)}}}", file=sys.stderr)
+    ok = len(args) in (1, 2) and args[0] in BENCHMARKS and (len(args) == 1 or args[1].isdigit())
+    if not ok:
+        names = ",".join(BENCHMARKS)
+        print(f"usage: python -m ccsim.bench {{{names}}} [THREADS]", file=sys.stderr)
         return 2
     try:
-        print(json.dumps(measure(args[0])), flush=True)
+        threads = int(args[1]) if len(args) == 2 else 1
+        print(json.dumps(measure(args[0], threads=threads)), flush=True)
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # noqa: BLE001 -- one line, as everywhere in the CLI

@@ -93,11 +93,25 @@ def _seed(text: str) -> int:
     return value
 
 
+def _threads_count(text: str) -> int:
+    """A number of threads: an integer >= 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of threads (1, 2, 4 ...)")
+    return int(text)
+
+
+def _threads(text: str) -> str:
+    """A run's threads: a number >= 1 or `auto`, as the TOML value of `threads`."""
+    return '"auto"' if text == "auto" else str(_threads_count(text))
+
+
 # --- commands ------------------------------------------------------------------------------------
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     path = api.scenario_path(args.scenario)
+    if args.threads is not None:
+        args.set = [*args.set, f"threads={args.threads}"]
     # Check the settings first (the fabric is built once, by the run), so a bad scenario fails
     # before any directory is created.
     resolved = api.validate(path, seed=args.seed, overrides=args.set, build=False)
@@ -242,7 +256,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     for name in [args.only] if args.only else bench.BENCHMARKS:
         print(f"bench: running {name} ...", file=sys.stderr, flush=True)
         try:
-            rows.append(bench.run_isolated(name))
+            rows.append(bench.run_isolated(name, args.threads))
         except RuntimeError as e:
             return _fail(str(e), EXIT_BUG)
     print("\n".join(json.dumps(r) for r in rows) if args.json else bench.format_table(rows))
@@ -640,6 +654,13 @@ def _parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("run", help="run a scenario, write its results directory")
     scenario_args(q)
+    q.add_argument(
+        "--threads",
+        type=_threads,
+        metavar="N",
+        help="threads of this run: N or auto (N >= 2 cuts the fabric into partitions run in "
+        "parallel, with the same results for every N; same as --set threads=N)",
+    )
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
     force_arg(q)
     q.add_argument(
@@ -803,6 +824,13 @@ def _parser() -> argparse.ArgumentParser:
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")
     q.add_argument("--json", action="store_true", help="print one JSON line per benchmark")
+    q.add_argument(
+        "--threads",
+        type=_threads_count,
+        default=1,
+        metavar="N",
+        help="run each benchmark on the parallel engine with N threads (default 1: one thread)",
+    )
     q.set_defaults(func=_cmd_bench)
     return p
 

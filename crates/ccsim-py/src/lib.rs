@@ -81,12 +81,14 @@ fn run<'py>(
         check_out_dir(Path::new(d))?;
     }
     let t_build = std::time::Instant::now();
-    let mut sim = sc.build().map_err(scen_err)?;
+    // Without the GIL: a parallel run builds its partitions on threads, and building polls
+    // for Ctrl-C, which takes the GIL.
+    let mut run = py.detach(|| sc.start()).map_err(scen_err)?;
     let build_s = t_build.elapsed().as_secs_f64();
-    let stop = if sim.stop_ps == u64::MAX {
+    let stop = if run.stop_ps() == u64::MAX {
         0
     } else {
-        sim.stop_ps
+        run.stop_ps()
     };
     let chunk = progress_every_events.max(1);
     let t0 = std::time::Instant::now();
@@ -100,14 +102,20 @@ fn run<'py>(
     };
     loop {
         let done = py
-            .detach(|| sim.run_events(chunk))
+            .detach(|| run.run_events(chunk))
             .map_err(|e| SimulationError::new_err(e.to_string()))?;
         let mut stopped = py.check_signals().err();
         if let (None, Some(cb)) = (&stopped, &progress) {
-            let done_flows = sim.flows.len() - sim.flows_open;
+            let done_flows = run.flows_total() - run.flows_open();
             let r = cb.call1(
                 py,
-                (sim.now_ps, sim.events, stop, done_flows, sim.flows.len()),
+                (
+                    run.now_ps(),
+                    run.events(),
+                    stop,
+                    done_flows,
+                    run.flows_total(),
+                ),
             )?;
             if let Ok(false) = r.extract::<bool>(py) {
                 stopped = Some(PyKeyboardInterrupt::new_err(
@@ -117,7 +125,7 @@ fn run<'py>(
         }
         if let Some(e) = stopped {
             // Keep what was measured, marked partial (flows still open are unfinished).
-            let mut res = sc.results(&mut sim);
+            let mut res = sc.results(&mut run.into_simulation());
             res.summary["partial"] = true.into();
             write(&res, t0.elapsed().as_secs_f64())?;
             return Err(e);
@@ -127,7 +135,7 @@ fn run<'py>(
         }
     }
     let wall_s = t0.elapsed().as_secs_f64();
-    let res = sc.results(&mut sim);
+    let res = sc.results(&mut run.into_simulation());
     write(&res, wall_s)?;
     // The run is complete and written: a Ctrl-C from here on comes too late to stop anything.
     let _ = py.check_signals();

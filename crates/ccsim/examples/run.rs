@@ -1,11 +1,12 @@
-//! Run a scenario file from the command line (Rust-only users): `cargo run --release --example run -- FILE [OUT]`.
+//! Run a scenario file from the command line (Rust-only users):
+//! `cargo run --release --example run -- FILE [OUT [KEY=VALUE ...]]` (overrides, e.g. `threads=4`).
 #[global_allocator]
 static ALLOC: ccsim::sim::alloc::HugePageAlloc = ccsim::sim::alloc::HugePageAlloc;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
-        eprintln!("usage: run SCENARIO.toml [OUT_DIR]");
+        eprintln!("usage: run SCENARIO.toml [OUT_DIR [KEY=VALUE ...]]");
         std::process::exit(2);
     };
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
@@ -16,19 +17,21 @@ fn main() {
         .parent()
         .unwrap_or(std::path::Path::new("."));
     let t0 = std::time::Instant::now();
-    let built = ccsim::Scenario::load(&text, base, None, &[]).and_then(|sc| Ok((sc.build()?, sc)));
-    let (mut sim, sc) = built.unwrap_or_else(|e| {
+    let overrides = args.get(3..).unwrap_or_default();
+    let built =
+        ccsim::Scenario::load(&text, base, None, overrides).and_then(|sc| Ok((sc.start()?, sc)));
+    let (mut run, sc) = built.unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2)
     });
     let build_s = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
-    if let Err(e) = sim.run() {
+    if let Err(e) = run.run() {
         eprintln!("error: {e}");
         std::process::exit(2);
     }
     let wall = t1.elapsed().as_secs_f64();
-    let r = sc.results(&mut sim);
+    let r = sc.results(&mut run.into_simulation());
     println!(
         "{}",
         serde_json::to_string_pretty(&r.summary_with_perf(build_s, wall)).unwrap()

@@ -5,8 +5,9 @@
 //! `tests/layers.rs` checks it): `sim` (time, units, input errors, events, RNG) -> `net`
 //! (packets, ports, buffers) and `topo` -> `transport` (reliable flows) and `workload` -> `cc`
 //! (the scheme interface, one file per scheme) and `metrics` (result records) -> `engine` (the
-//! `Simulation`, its run loop and handlers) -> `scenario` (a TOML file -> a `Simulation`). One
-//! run is single-threaded and deterministic.
+//! `Simulation`, its run loop and handlers; `engine::parallel` runs one on many threads) ->
+//! `scenario` (a TOML file -> a run). Every run is deterministic, and a parallel one gives the
+//! same bytes for every thread count.
 
 pub mod bench;
 pub mod cc;
@@ -31,7 +32,7 @@ pub fn run_scenario(
     overrides: &[String],
 ) -> Result<Results, String> {
     let sc = Scenario::load(text, base_dir, seed, overrides).map_err(|e| e.to_string())?;
-    let mut sim = sc.build().map_err(|e| e.to_string())?;
-    sim.run().map_err(|e| e.to_string())?;
-    Ok(sc.results(&mut sim))
+    let mut run = sc.start().map_err(|e| e.to_string())?;
+    run.run().map_err(|e| e.to_string())?;
+    Ok(sc.results(&mut run.into_simulation()))
 }

@@ -170,25 +170,7 @@ fn ten_to_one_halts_for_the_ideal_time_then_fills_the_link() {
 
 #[test]
 fn a_pfc_deadlock_on_a_ring_is_found_with_its_cycle() {
-    // Five long-lived flows h(i) -> h(i+2) at line rate without congestion control: every
-    // ring link carries two flows into one, PFC pauses spread around the ring and each
-    // switch's ingress from the previous one holds packets that wait on the next ring port.
-    let toml = r#"
-        duration = "3ms"
-        [topology]
-        kind = "file"
-        path = "tests/data/ring5.toml"
-        [fabric]
-        pfc = { mode = "static", xoff = "100KB", deadlock_after = "200us" }
-        [cc]
-        scheme = "none"
-        [[workload]]
-        kind = "long_lived"
-        pairs = [[0, 2], [1, 3], [2, 4], [3, 0], [4, 1]]
-        [output]
-        rates = { interval = "100us" }
-    "#;
-    let (_, sim, r) = common::run(toml);
+    let (_, sim, r) = common::run(common::RING_DEADLOCK);
     let pfc = &r.summary["pfc"];
     assert_eq!(pfc["deadlock"], true, "{pfc}");
     let d = &sim.deadlock.found[0];

@@ -58,6 +58,23 @@ macro_rules! states_impl {
     };
 }
 
+/// `swap_at` of one of the registry's per-part state arrays.
+macro_rules! swap_impl {
+    ($name:ident, $($(#[$m:meta])* $v:ident),+) => {
+        impl $name {
+            /// Exchange state `i` with `other`'s (merging the partitions of a parallel run:
+            /// each state is taken from the partition that owns it).
+            pub(crate) fn swap_at(&mut self, other: &mut Self, i: usize) {
+                match (self, other) {
+                    $($(#[$m])* ($name::$v(a), $name::$v(b)) => std::mem::swap(&mut a[i], &mut b[i]),)+
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
+        }
+    };
+}
+
 macro_rules! registry {
     ($($(#[$m:meta])* $v:ident => $module:ident :: $t:ident),+ $(,)?) => {
         $($(#[$m])* pub mod $module;)+
@@ -94,6 +111,10 @@ macro_rules! registry {
         states_impl!(SenderStates, $($(#[$m])* $v),+);
         states_impl!(ReceiverStates, $($(#[$m])* $v),+);
         states_impl!(SwitchStates, $($(#[$m])* $v),+);
+        swap_impl!(SenderStates, $($(#[$m])* $v),+);
+        swap_impl!(ReceiverStates, $($(#[$m])* $v),+);
+        swap_impl!(HostRxStates, $($(#[$m])* $v),+);
+        swap_impl!(SwitchStates, $($(#[$m])* $v),+);
 
         impl CcParams {
             /// Parse and check `[cc.params]` for `name`; errors name `cc.params.<key>`.

@@ -136,6 +136,10 @@ impl Simulation {
             return;
         }
         f.size_bytes = f.snd_nxt;
+        if self.part.is_some() {
+            self.tell_receiver_size(fid);
+        }
+        let f = &mut self.flows[fid as usize];
         if f.in_active && !f.has_data() {
             f.in_active = false;
             let h = &mut self.hosts[f.src as usize];

@@ -10,6 +10,7 @@ mod loss;
 mod marking;
 mod mmu;
 mod nic;
+pub mod parallel;
 mod pfc;
 mod probes;
 mod sched;
@@ -157,6 +158,65 @@ impl std::fmt::Display for SimError {
     }
 }
 
+/// What the progress watchdog judges at a check (`Watchdog::check`).
+pub(crate) struct Progress {
+    pub now_ps: u64,
+    pub delivered_bytes: u64,
+    pub drops: u64,
+    /// Some started flow is unfinished.
+    pub started_open: bool,
+    /// A PFC deadlock was found (it explains the stall).
+    pub deadlocked: bool,
+    pub flows_open: usize,
+}
+
+impl Watchdog {
+    /// A stall (no byte delivered since the last check, started flows open, no deadlock to
+    /// explain it), or None and the check's counts kept for the next. If switches kept dropping
+    /// meanwhile, the senders were sending: a congestion collapse (the go-back-N resends crowd
+    /// out the packets the receivers wait for), not a transport bug.
+    pub(crate) fn check(
+        &mut self,
+        p: &Progress,
+        open_flows: impl FnOnce() -> String,
+    ) -> Option<SimError> {
+        if p.delivered_bytes == self.delivered_at_check && p.started_open && !p.deadlocked {
+            let dropped = p.drops - self.drops_at_check;
+            let why = if dropped > 0 {
+                format!("congestion collapse: switches dropped {dropped} packets meanwhile, and go-back-N resends crowd out the packets each receiver waits for; give the scheme a queue it can act in (fabric.loss deeper than the ECN threshold fabric.ecn.kmin) or use host.recovery = {{ mode = \"irn\" }}")
+            } else {
+                "a transport bug: please report it with this scenario".to_string()
+            };
+            return Some(SimError(format!(
+                "stall at {:.3} us: no byte delivered for {:.3} us with {} flow(s) unfinished; {} ({why})",
+                p.now_ps as f64 / 1e6,
+                self.after_ps as f64 / 1e6,
+                p.flows_open,
+                open_flows()
+            )));
+        }
+        self.delivered_at_check = p.delivered_bytes;
+        self.drops_at_check = p.drops;
+        None
+    }
+}
+
+/// The first few unfinished flows of `flows` and their transport state.
+fn open_flows<'a>(flows: impl Iterator<Item = &'a Flow>) -> String {
+    let open: Vec<String> = flows
+        .enumerate()
+        .filter(|(_, f)| !f.finished)
+        .take(5)
+        .map(|(i, f)| {
+            format!(
+                "flow {i} ({} -> {}): {} of {} bytes acked, {} sent, window {} B",
+                f.src, f.dst, f.snd_una, f.size_bytes, f.snd_nxt, f.ctl.window_bytes
+            )
+        })
+        .collect();
+    open.join("; ")
+}
+
 /// A built, runnable simulation.
 pub struct Simulation {
     pub now_ps: u64,
@@ -204,6 +264,8 @@ pub struct Simulation {
     /// Per flow: its sender ignores the receiver's control packets (AMRT's unresponsive
     /// senders; `workload.responsive`). Empty when every sender responds.
     pub unresponsive: Vec<bool>,
+    /// This simulation is one partition of a parallel run (None: it is the whole run).
+    pub part: Option<Box<parallel::Part>>,
 }
 
 /// The progress watchdog (`host.stall_after`): bytes delivered, and packets switches dropped,
@@ -218,13 +280,29 @@ pub struct Watchdog {
 impl Simulation {
     /// Process up to `max_events` events. Returns Ok(true) when the run is over.
     pub fn run_events(&mut self, max_events: u64) -> Result<bool, SimError> {
+        self.run_loop(max_events, u64::MAX)
+    }
+
+    /// Process the events before `end_ps` (a partition's window of a parallel run, which
+    /// never reaches beyond the stop time; the run's end is the coordinator's to decide).
+    pub(crate) fn run_until(&mut self, end_ps: u64) -> Result<(), SimError> {
+        self.run_loop(u64::MAX, end_ps).map(|_| ())
+    }
+
+    /// The run loop: up to `max_events` events, and none at or after `end_ps` (u64::MAX: no
+    /// bound). One loop for both, so the handlers are inlined into one copy of it.
+    fn run_loop(&mut self, max_events: u64, end_ps: u64) -> Result<bool, SimError> {
         // The fabric's state no longer stays cached between hops, measured by its route table:
         // the middle prefetch stage runs (on a small fabric it only adds instructions).
         let at_scale = self.routes.worth_prefetching();
         for _ in 0..max_events {
-            // Ends at the stop time, or earlier once every flow has finished.
-            if self.flows_open == 0 && !self.flows.is_empty() {
+            // Ends at the stop time, or earlier once every flow has finished (a partition's
+            // end is the coordinator's).
+            if self.flows_open == 0 && !self.flows.is_empty() && self.part.is_none() {
                 return Ok(true);
+            }
+            if end_ps != u64::MAX && self.q.peek_time().is_none_or(|t| t >= end_ps) {
+                return Ok(false);
             }
             let Some((t, ev)) = self.q.pop_raw() else {
                 return match self.stalled() {
@@ -466,7 +544,11 @@ impl Simulation {
             Event::AckTimer { flow } => self.ack_timer_fired(flow),
             Event::SampleQueues => self.sample_queues(),
             Event::SampleRates => self.sample_rates(),
-            Event::DeadlockCheck => self.check_deadlock(),
+            // A partition only asks: the scan sees the whole fabric (`parallel`).
+            Event::DeadlockCheck => match &mut self.part {
+                Some(part) => part.deadlock_asked = true,
+                None => self.check_deadlock(),
+            },
             Event::ProgressCheck => self.check_progress(),
         }
     }
@@ -508,13 +590,20 @@ impl Simulation {
         port.busy_until_ps = now + ser;
         port.tx_bytes += size;
         self.link_traversals += 1;
-        self.q.push(
-            now + ser + port.delay_ps,
-            Event::Arrive {
-                port: port.peer,
+        let (arrive_ps, peer) = (now + ser + port.delay_ps, port.peer);
+        if port.cut != 0 {
+            let to = port.cut as usize - 1;
+            let int = self.s.int_enabled.then_some(&self.ints[..]);
+            parallel::cross(
+                &mut self.part,
+                &mut self.pkts,
+                int,
+                (arrive_ps, peer, to),
                 pkt,
-            },
-        );
+            );
+        } else {
+            self.q.push(arrive_ps, Event::Arrive { port: peer, pkt });
+        }
         let more = port.has_side_queued()
             || port.has_queued()
             || (port.is_host
@@ -609,9 +698,7 @@ impl Simulation {
     }
 
     /// Every `host.stall_after`: if started flows are open but no byte was delivered since the
-    /// last check, and no PFC deadlock explains it, end the run with a stall naming them. If
-    /// switches kept dropping meanwhile, the senders were sending: a congestion collapse (the
-    /// go-back-N resends crowd out the packets the receivers wait for), not a transport bug.
+    /// last check, and no PFC deadlock explains it, end the run with a stall naming them.
     fn check_progress(&mut self) {
         if self.flows_open == 0 {
             return;
@@ -622,47 +709,28 @@ impl Simulation {
             .flows
             .iter()
             .any(|f| !f.finished && f.start_ps < self.now_ps);
-        if delivered == self.watchdog.delivered_at_check
-            && started_open
-            && self.deadlock.found.is_empty()
+        let progress = Progress {
+            now_ps: self.now_ps,
+            delivered_bytes: delivered,
+            drops,
+            started_open,
+            deadlocked: !self.deadlock.found.is_empty(),
+            flows_open: self.flows_open,
+        };
+        if let Some(e) = self
+            .watchdog
+            .check(&progress, || open_flows(self.flows.iter()))
         {
-            let dropped = drops - self.watchdog.drops_at_check;
-            let why = if dropped > 0 {
-                format!("congestion collapse: switches dropped {dropped} packets meanwhile, and go-back-N resends crowd out the packets each receiver waits for; give the scheme a queue it can act in (fabric.loss deeper than the ECN threshold fabric.ecn.kmin) or use host.recovery = {{ mode = \"irn\" }}")
-            } else {
-                "a transport bug: please report it with this scenario".to_string()
-            };
-            self.fatal = Some(SimError(format!(
-                "stall at {:.3} us: no byte delivered for {:.3} us with {} flow(s) unfinished; {} ({why})",
-                self.now_ps as f64 / 1e6,
-                self.watchdog.after_ps as f64 / 1e6,
-                self.flows_open,
-                self.open_flows()
-            )));
+            self.fatal = Some(e);
             return;
         }
-        self.watchdog.delivered_at_check = delivered;
-        self.watchdog.drops_at_check = drops;
         self.q
             .push(self.now_ps + self.watchdog.after_ps, Event::ProgressCheck);
     }
 
     /// The first few unfinished flows and their transport state.
     fn open_flows(&self) -> String {
-        let open: Vec<String> = self
-            .flows
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| !f.finished)
-            .take(5)
-            .map(|(i, f)| {
-                format!(
-                    "flow {i} ({} -> {}): {} of {} bytes acked, {} sent, window {} B",
-                    f.src, f.dst, f.snd_una, f.size_bytes, f.snd_nxt, f.ctl.window_bytes
-                )
-            })
-            .collect();
-        open.join("; ")
+        open_flows(self.flows.iter())
     }
 
     /// Nothing is left to happen but flows are open: a stall, reported with the flows' state.
@@ -670,7 +738,24 @@ impl Simulation {
         if self.flows_open == 0 || self.stop_ps != u64::MAX {
             return None;
         }
-        let deadlock = match self.deadlock.found.first() {
+        Some(self.stall_error(
+            self.now_ps,
+            self.flows_open,
+            &self.deadlock,
+            self.open_flows(),
+        ))
+    }
+
+    /// "Nothing left to happen" at `now_ps` with `flows_open` flows open (described in
+    /// `open_flows`), and the deadlock that explains it, if `deadlock` found one.
+    fn stall_error(
+        &self,
+        now_ps: u64,
+        flows_open: usize,
+        deadlock: &crate::net::pfc::DeadlockDetector,
+        open_flows: String,
+    ) -> SimError {
+        let deadlock = match deadlock.found.first() {
             Some(d) => format!(
                 "; PFC deadlock formed at {:.3} us: {}",
                 d.formed_ps as f64 / 1e6,
@@ -682,11 +767,9 @@ impl Simulation {
             ),
             None => String::new(),
         };
-        Some(SimError(format!(
-            "stall at {:.3} us: nothing left to happen but {} flow(s) unfinished; {}{deadlock}",
-            self.now_ps as f64 / 1e6,
-            self.flows_open,
-            self.open_flows()
-        )))
+        SimError(format!(
+            "stall at {:.3} us: nothing left to happen but {flows_open} flow(s) unfinished; {open_flows}{deadlock}",
+            now_ps as f64 / 1e6,
+        ))
     }
 }

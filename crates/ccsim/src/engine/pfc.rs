@@ -2,8 +2,8 @@
 //! checks.
 
 use crate::engine::Simulation;
-use crate::net::pfc::Deadlock;
-use crate::net::{Packet, PktKind, NUM_PRIO};
+use crate::net::pfc::{Deadlock, DeadlockDetector};
+use crate::net::{Packet, PktKind, Port, NUM_PRIO};
 use crate::sim::Event;
 
 impl Simulation {
@@ -70,72 +70,113 @@ impl Simulation {
         }
     }
 
-    /// The paused switch ports `pid` waits on directly (see the module header).
-    fn waits_on(&self, pid: u32, prio: u8) -> impl Iterator<Item = u32> + '_ {
-        let ingress = &self.ports[self.ports[pid as usize].peer as usize];
-        let p = prio as usize;
-        let ing = &ingress.prios[p].ing;
-        let holds = ing.shared_bytes + ing.hdrm_bytes > 0;
-        let si = self.switch_index[ingress.node as usize];
-        let next: &[u32] = if holds && si != u32::MAX {
-            &self.deadlock.switch_ports[si as usize]
-        } else {
-            &[]
-        };
-        next.iter().copied().filter(move |&q| {
-            let port = &self.ports[q as usize];
-            port.paused_mask & (1 << prio) != 0 && port.prios[p].queue_bytes > 0
-        })
-    }
-
-    /// The periodic scan: report each new cycle of ports paused for at least the detection
-    /// time, then scan again while any switch port is paused and other events remain.
+    /// The periodic scan (see `scan_deadlocks`); then scan again while any switch port is
+    /// paused and other events remain.
     pub(crate) fn check_deadlock(&mut self) {
-        let (now, after) = (self.now_ps, self.deadlock.after_ps);
-        let mut next_ps = u64::MAX;
-        for prio in 0..NUM_PRIO as u8 {
-            let p = prio as usize;
-            // Paused switch ports, and those paused for at least `after` (the candidates).
-            let mut candidate = vec![false; self.ports.len()];
-            for (q, port) in self.ports.iter().enumerate() {
-                if port.is_host || port.paused_mask & (1 << prio) == 0 {
-                    continue;
-                }
-                let since = port.paused_since_ps[p];
-                if now - since >= after {
-                    candidate[q] = true;
-                } else {
-                    next_ps = next_ps.min(since + after);
-                }
-                next_ps = next_ps.min(now + after);
-            }
-            for cycle in self.cycles(&candidate, prio) {
-                let same = |d: &Deadlock| {
-                    d.prio == prio
-                        && d.ports.len() == cycle.len()
-                        && cycle.iter().all(|q| d.ports.contains(q))
-                };
-                if !self.deadlock.found.iter().any(same) {
-                    let formed_ps = cycle
-                        .iter()
-                        .map(|&q| self.ports[q as usize].paused_since_ps[p])
-                        .max()
-                        .unwrap_or(now);
-                    self.deadlock.found.push(Deadlock {
-                        ports: cycle,
-                        prio,
-                        formed_ps,
-                        confirmed_ps: now,
-                    });
-                }
-            }
-        }
+        let view: Vec<&Port> = self.ports.iter().collect();
+        let next_ps = scan_deadlocks(&view, &self.switch_index, &mut self.deadlock, self.now_ps);
         // With no other event left, nothing can change: no more scans (the run ends, and a
         // deadlock found is in the stall report).
         self.deadlock.scan_pending = next_ps != u64::MAX && !self.q.is_empty();
         if self.deadlock.scan_pending {
             self.q.push(next_ps, Event::DeadlockCheck);
         }
+    }
+
+    /// Close pause intervals still open at the end so pause time is complete.
+    pub(crate) fn close_pause_intervals(&mut self) {
+        let now = self.now_ps;
+        for port in &mut self.ports {
+            for p in 0..NUM_PRIO {
+                if port.paused_mask & (1 << p) != 0 {
+                    port.paused_time_ps += now - port.paused_since_ps[p];
+                    port.paused_since_ps[p] = now;
+                }
+            }
+        }
+    }
+}
+
+/// Report in `det` each new cycle of switch ports paused for at least the detection time, at
+/// `now`; `ports` is every port of the fabric by id, wherever it is kept (one simulation, or
+/// the partitions of a parallel run). Returns when to scan next (u64::MAX: no port paused).
+pub(crate) fn scan_deadlocks(
+    ports: &[&Port],
+    switch_index: &[u32],
+    det: &mut DeadlockDetector,
+    now: u64,
+) -> u64 {
+    let after = det.after_ps;
+    let mut next_ps = u64::MAX;
+    for prio in 0..NUM_PRIO as u8 {
+        let p = prio as usize;
+        // Paused switch ports, and those paused for at least `after` (the candidates).
+        let mut candidate = vec![false; ports.len()];
+        for (q, port) in ports.iter().enumerate() {
+            if port.is_host || port.paused_mask & (1 << prio) == 0 {
+                continue;
+            }
+            let since = port.paused_since_ps[p];
+            if now - since >= after {
+                candidate[q] = true;
+            } else {
+                next_ps = next_ps.min(since + after);
+            }
+            next_ps = next_ps.min(now + after);
+        }
+        let waits = WaitsOn {
+            ports,
+            switch_index,
+            switch_ports: &det.switch_ports,
+        };
+        for cycle in waits.cycles(&candidate, prio) {
+            let same = |d: &Deadlock| {
+                d.prio == prio
+                    && d.ports.len() == cycle.len()
+                    && cycle.iter().all(|q| d.ports.contains(q))
+            };
+            if !det.found.iter().any(same) {
+                let formed_ps = cycle
+                    .iter()
+                    .map(|&q| ports[q as usize].paused_since_ps[p])
+                    .max()
+                    .unwrap_or(now);
+                det.found.push(Deadlock {
+                    ports: cycle,
+                    prio,
+                    formed_ps,
+                    confirmed_ps: now,
+                });
+            }
+        }
+    }
+    next_ps
+}
+
+/// The "waits on" relation between paused switch ports (see the module header of `net::pfc`).
+struct WaitsOn<'a> {
+    ports: &'a [&'a Port],
+    switch_index: &'a [u32],
+    switch_ports: &'a [Vec<u32>],
+}
+
+impl WaitsOn<'_> {
+    /// The paused switch ports `pid` waits on directly (see the module header).
+    fn waits_on(&self, pid: u32, prio: u8) -> impl Iterator<Item = u32> + '_ {
+        let ingress = self.ports[self.ports[pid as usize].peer as usize];
+        let p = prio as usize;
+        let ing = &ingress.prios[p].ing;
+        let holds = ing.shared_bytes + ing.hdrm_bytes > 0;
+        let si = self.switch_index[ingress.node as usize];
+        let next: &[u32] = if holds && si != u32::MAX {
+            &self.switch_ports[si as usize]
+        } else {
+            &[]
+        };
+        next.iter().copied().filter(move |&q| {
+            let port = self.ports[q as usize];
+            port.paused_mask & (1 << prio) != 0 && port.prios[p].queue_bytes > 0
+        })
     }
 
     /// Cycles of `candidate` ports under "waits on" for `prio`: one per back edge of a
@@ -177,18 +218,5 @@ impl Simulation {
             }
         }
         out
-    }
-
-    /// Close pause intervals still open at the end so pause time is complete.
-    pub(crate) fn close_pause_intervals(&mut self) {
-        let now = self.now_ps;
-        for port in &mut self.ports {
-            for p in 0..NUM_PRIO {
-                if port.paused_mask & (1 << p) != 0 {
-                    port.paused_time_ps += now - port.paused_since_ps[p];
-                    port.paused_since_ps[p] = now;
-                }
-            }
-        }
     }
 }

@@ -162,6 +162,7 @@ impl Simulation {
             summary,
             config_toml,
             trace,
+            sync: self.metrics.sync.clone(),
         }
     }
 
@@ -460,7 +461,7 @@ impl Simulation {
             "ecn_marked": ps.iter().map(|p| p.ecn_marked).sum::<u64>(),
             "ctrl_sent": ps.iter().map(|p| p.ctrl_sent).sum::<u64>(),
             "switch_max_buffer_bytes": self.switches.iter().map(|s| s.max_used_bytes).max().unwrap_or(0),
-            "packets_live_max": self.pkts.capacity_used(),
+            "packets_live_max": self.metrics.packets_live_max.unwrap_or(self.pkts.capacity_used() as u64),
         });
         if self.s.drop.is_some() {
             summary["loss"] = self.loss_summary();

@@ -53,6 +53,28 @@ pub struct Metrics {
     pub r_tput_bps: Vec<f64>,
     /// The packet trace being recorded (`output.trace`).
     pub trace: Option<Box<trace::Trace>>,
+    /// A parallel run's partitions' peak packets in flight, summed (None: one simulation, whose
+    /// arena says).
+    pub packets_live_max: Option<u64>,
+    /// A parallel run's synchronization counts.
+    pub sync: Option<SyncStats>,
+}
+
+/// How a parallel run (`engine::parallel`) synchronized, reported in `summary.perf.parallel`
+/// (wall-clock parts vary from run to run; the rest is deterministic).
+#[derive(Clone, Debug, Default)]
+pub struct SyncStats {
+    pub partitions: usize,
+    pub threads: usize,
+    /// The smallest propagation delay of a link between partitions: a window's length.
+    pub lookahead_ps: u64,
+    pub windows: u64,
+    /// Packets and PFC frames that crossed between partitions.
+    pub crossings: u64,
+    /// Per thread: seconds spent running partitions (the rest of the run it waited).
+    pub busy_s: Vec<f64>,
+    /// Seconds between windows: the coordinator's whole-fabric work, every other thread waiting.
+    pub serial_s: f64,
 }
 
 /// The result tables of every run, in output order (each is `<name>.csv` in a run directory).
@@ -135,6 +157,8 @@ pub struct Results {
     pub config_toml: String,
     /// The pcapng packet trace (`output.trace`), written as `trace.pcapng`.
     pub trace: Option<Vec<u8>>,
+    /// A parallel run's synchronization (into `perf` only: it holds wall-clock times).
+    pub sync: Option<SyncStats>,
 }
 
 impl Results {
@@ -153,6 +177,19 @@ impl Results {
             "traversals_per_s": tr / w,
             "wall_s_per_sim_ms": if sim_ms > 0.0 { wall_s / sim_ms } else { 0.0 },
         });
+        if let Some(p) = &self.sync {
+            s["perf"]["parallel"] = json!({
+                "partitions": p.partitions,
+                "threads": p.threads,
+                "lookahead_us": p.lookahead_ps as f64 / 1e6,
+                "windows": p.windows,
+                "windows_per_sim_ms": if sim_ms > 0.0 { p.windows as f64 / sim_ms } else { 0.0 },
+                "crossings": p.crossings,
+                "busy_s": p.busy_s,
+                "idle_fraction": p.busy_s.iter().map(|b| 1.0 - b / w).collect::<Vec<f64>>(),
+                "serial_s": p.serial_s,
+            });
+        }
         s
     }
 

@@ -321,6 +321,9 @@ pub struct Port {
     /// `pfc_out` / `limited` hold packets (`SIDE_PFC`, `SIDE_LIMITED`): every departure asks,
     /// and the answer sits here rather than in their own cache line.
     side_mask: u8,
+    /// The peer is in partition `cut - 1` of a parallel run, not this one (0: the same): what
+    /// this port sends goes to that partition (`engine::parallel`), not to this event queue.
+    pub cut: u8,
     /// The sum of the priorities' `queue_bytes`, kept as it changes (read on every enqueue).
     queued_bytes: u64,
     pub max_queue_bytes: u64,
@@ -392,6 +395,7 @@ impl Port {
             hdr_turn: 0,
             nonempty_mask: 0,
             side_mask: 0,
+            cut: 0,
             kmin_bytes: 0,
             kmax_bytes: 0,
             hdrm_reserve_bytes: 0,

@@ -2,9 +2,10 @@
 //! headroom, ECN thresholds, flows from explicit lists and generators (with their ideal FCT),
 //! probes, and the initial events.
 
-use super::config::{BaseRttBytes, IdealFct, RecoveryMode, TxTime};
+use super::config::{BaseRttBytes, IdealFct, RecoveryMode, Threads, TxTime, AUTO_PARALLEL_HOSTS};
 use super::{Scenario, ScenarioError};
 use crate::cc::BaseRtt;
+use crate::engine::parallel::{partition, Parallel, Run};
 use crate::engine::{DropPolicy, HostState, Settings, Simulation};
 use crate::metrics::{Metrics, Results};
 use crate::net::mmu::BufferState;
@@ -110,6 +111,7 @@ impl Scenario {
             deadlock,
             watchdog: Default::default(),
             unresponsive: Vec::new(),
+            part: None,
         };
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
         if specs.iter().any(|f| !f.responsive) {
@@ -846,6 +848,66 @@ impl Scenario {
     }
 
     /// Collect a finished simulation's results.
+    /// Build the run `threads` asks for: the single-threaded engine, or the fabric cut into
+    /// partitions run in parallel (`engine::parallel`).
+    pub fn start(&self) -> Result<Run, ScenarioError> {
+        let threads = match self.cfg.threads.unwrap_or(Threads::Count(1)) {
+            Threads::Count(1) => return Ok(Run::One(Box::new(self.build()?))),
+            Threads::Count(n) => n as usize,
+            Threads::Auto => {
+                let sim = self.build()?;
+                if sim.topo.hosts.len() < AUTO_PARALLEL_HOSTS {
+                    return Ok(Run::One(Box::new(sim)));
+                }
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                return self.start_parallel_from(sim, cores);
+            }
+        };
+        self.start_parallel(threads)
+    }
+
+    /// The fabric cut into partitions, run by `threads` threads. Any count, 1 included, gives
+    /// the same results.
+    pub fn start_parallel(&self, threads: usize) -> Result<Run, ScenarioError> {
+        self.start_parallel_from(self.build()?, threads)
+    }
+
+    fn start_parallel_from(&self, first: Simulation, threads: usize) -> Result<Run, ScenarioError> {
+        if self.cfg.output.trace.is_some() {
+            return Err(ScenarioError::new(
+                "threads",
+                "a packet trace (output.trace) follows one event queue; run it with threads = 1",
+            ));
+        }
+        let cut = partition(&first.topo);
+        let parts = cut.parts;
+        let builders = threads.clamp(1, parts);
+        // The other partitions' copies, built on the run's threads.
+        let mut built: Vec<Option<Result<Simulation, ScenarioError>>> =
+            (1..parts).map(|_| None).collect();
+        std::thread::scope(|scope| {
+            for chunk in built.chunks_mut(parts.div_ceil(builders)) {
+                scope.spawn(move || {
+                    for slot in chunk {
+                        *slot = Some(self.build());
+                    }
+                });
+            }
+        });
+        let mut sims = vec![first];
+        for b in built {
+            sims.push(b.expect("built")?);
+        }
+        let seed = self.cfg.seed;
+        for (i, sim) in sims.iter_mut().enumerate() {
+            sim.marking_rng = Rng::new(seed, stream::of_partition(stream::MARKING, i));
+            sim.scheme_rng = Rng::new(seed, stream::of_partition(stream::SCHEME, i));
+        }
+        let run =
+            Parallel::new(sims, cut, threads).map_err(|e| ScenarioError::new("threads", e))?;
+        Ok(Run::Many(Box::new(run)))
+    }
+
     pub fn results(&self, sim: &mut Simulation) -> Results {
         let mut r = sim.results(
             &self.cfg.name,

@@ -39,6 +39,12 @@ pub struct ScenarioCfg {
     /// (default: this machine's memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<Size>,
+    /// Threads of one run: 1 (the default) is the single-threaded engine; N >= 2 cuts the
+    /// fabric into partitions run in parallel (`engine::parallel`), with results identical for
+    /// every N >= 2 (and slightly different from 1's); "auto" runs a fabric of at least
+    /// `AUTO_PARALLEL_HOSTS` hosts in parallel on every core, a smaller one on one thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<Threads>,
     pub topology: TopologyCfg,
     #[serde(default)]
     pub fabric: FabricCfg,
@@ -54,6 +60,58 @@ pub struct ScenarioCfg {
     pub flows: Vec<FlowCfg>,
     #[serde(default)]
     pub output: OutputCfg,
+}
+
+/// A run's `threads`: a count, or "auto".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threads {
+    Count(u32),
+    Auto,
+}
+
+/// Hosts from which `threads = "auto"` runs in parallel (fewer: a window holds too little
+/// work to pay for the synchronization).
+pub const AUTO_PARALLEL_HOSTS: usize = 512;
+
+impl Serialize for Threads {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Threads::Count(n) => s.serialize_u32(*n),
+            Threads::Auto => s.serialize_str("auto"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Threads {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Threads;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of threads (1, 2, 4 ...) or \"auto\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Threads, E> {
+                match u32::try_from(n) {
+                    Ok(n) if n >= 1 => Ok(Threads::Count(n)),
+                    _ => Err(E::custom(format!(
+                        "must be at least 1 (the single-threaded engine), or \"auto\"; got {n}"
+                    ))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Threads, E> {
+                self.visit_i64(i64::try_from(n).unwrap_or(i64::MAX))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Threads, E> {
+                match v {
+                    "auto" => Ok(Threads::Auto),
+                    _ => Err(E::custom(format!(
+                        "must be a number of threads or \"auto\"; got \"{v}\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Whose fabric details a scenario's defaults follow.

@@ -563,6 +563,19 @@ impl EventQueue {
         e.map(|e| (e.time_ps, RawEvent(e.ev)))
     }
 
+    /// The time of the event `pop_raw` would return next, without removing it.
+    pub fn peek_time(&mut self) -> Option<u64> {
+        match self.soon.last_time_ps() {
+            None => {
+                if self.current.is_empty() && !self.advance() {
+                    return None;
+                }
+                self.current.last_time_ps()
+            }
+            Some(t) => Some(self.current.last_time_ps().map_or(t, |c| c.min(t))),
+        }
+    }
+
     /// The event `n` places after the next one, when it is already in the bucket being
     /// executed (not counting `soon`'s few): the run loop prefetches the state it will touch.
     #[inline(always)]

@@ -67,4 +67,8 @@ pub mod stream {
     pub const ECMP: u64 = 3;
     /// Sender, receiver and host hooks of a scheme (`cc::Tx::rng`).
     pub const SCHEME: u64 = 4;
+    /// Stream `stream` of partition `part` of a parallel run (each draws its own).
+    pub fn of_partition(stream: u64, part: usize) -> u64 {
+        stream + 16 * (part as u64 + 1)
+    }
 }

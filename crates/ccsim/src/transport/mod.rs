@@ -156,6 +156,21 @@ impl Flow {
         }
     }
 
+    /// Take the receiver's half of the flow from `other` (merging a parallel run, where the
+    /// receiver's partition kept it): the fields of line 2 and the NACK pacing.
+    pub fn take_receiver_half(&mut self, other: &mut Flow) {
+        std::mem::swap(&mut self.ooo, &mut other.ooo);
+        self.rcv_nxt = other.rcv_nxt;
+        self.ack_due_ps = other.ack_due_ps;
+        self.last_data_ts_ps = other.last_data_ts_ps;
+        self.rx_since_ack = other.rx_since_ack;
+        self.mark_since_ack = other.mark_since_ack;
+        self.rx_timers = other.rx_timers;
+        self.last_nack_seq = other.last_nack_seq;
+        self.nack_ok_ps = other.nack_ok_ps;
+        self.rx_slot = other.rx_slot;
+    }
+
     /// True when the sender has data to offer: new bytes, or a retransmission queued.
     #[inline]
     pub fn has_data(&self) -> bool {

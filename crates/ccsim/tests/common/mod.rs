@@ -21,6 +21,26 @@ pub fn scheme_fabric(scheme: &str) -> String {
     }
 }
 
+/// Five long-lived flows h(i) -> h(i+2) at line rate without congestion control on the ring of
+/// five switches: every ring link carries two flows into one, PFC pauses spread around the ring
+/// and each switch's ingress from the previous one holds packets that wait on the next ring
+/// port, a PFC deadlock (found after 200 us paused).
+pub const RING_DEADLOCK: &str = r#"
+    duration = "3ms"
+    [topology]
+    kind = "file"
+    path = "tests/data/ring5.toml"
+    [fabric]
+    pfc = { mode = "static", xoff = "100KB", deadlock_after = "200us" }
+    [cc]
+    scheme = "none"
+    [[workload]]
+    kind = "long_lived"
+    pairs = [[0, 2], [1, 3], [2, 4], [3, 0], [4, 1]]
+    [output]
+    rates = { interval = "100us" }
+"#;
+
 /// A 16-to-1 incast of 1 MB each into one 100G port on a lossy fabric whose drop-tail queues
 /// hold `queue_packets`, with scheme `scheme` and `[cc.params]` lines `params`.
 pub fn lossy_incast(scheme: &str, params: &str, queue_packets: u32) -> String {

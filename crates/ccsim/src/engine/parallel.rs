@@ -1,0 +1,988 @@
+//! One run on many cores, with results that do not depend on the number of threads.
+//!
+//! The fabric is cut into partitions by its shape alone (`partition`): the components left
+//! when the top switch layer is removed (a fat-tree's pods, a leaf-spine's racks), grouped
+//! into at most `MAX_PARTITIONS`, with the top layer's switches dealt among them. Each
+//! partition is a whole `Simulation` of its own (event queue, packet arena, random streams,
+//! metrics) that runs only the events of what it owns: its nodes' ports, its hosts, the sender
+//! half of the flows its hosts send and the receiver half of those they receive. The one way
+//! in from another partition is a packet or PFC frame on a cut link (`Port::cut`): `transmit`
+//! puts it in an outbox instead of the queue.
+//!
+//! Synchronization is conservative, in windows: a packet sent at t on a cut link arrives at
+//! t + serialization + propagation >= t + L, where L (the lookahead) is the smallest
+//! propagation delay of a cut link. So every partition may run the events of
+//! [t0, t0 + L) alone, where t0 is the earliest pending event anywhere; at the window's end
+//! the outboxes are delivered, in (source partition, emission order), and the next window
+//! begins. Whole-fabric work runs between windows, on every partition's state at once: the
+//! PFC deadlock scan, the progress watchdog, the end of the run.
+//!
+//! Why results cannot depend on the thread count: partitions are fixed by the fabric, a
+//! window's bounds depend only on the partitions' states, each partition's events within a
+//! window depend only on its own state and what was delivered to it before the window, and
+//! deliveries are ordered by partition and emission, not by thread. Threads only decide which
+//! core runs a partition. The partitioned run is a different (equally valid) tie order and
+//! random draw from the single-threaded engine's, so `threads = 1` (that engine) and
+//! `threads >= 2` differ slightly, while any two thread counts give identical bytes.
+
+use crate::engine::{SimError, Simulation, Watchdog};
+use crate::metrics::{Metrics, SyncStats};
+use crate::net::pfc::DeadlockDetector;
+use crate::net::{Arena, IntStack, Packet, Port};
+use crate::sim::{Event, EventQueue, TimerOwner};
+use crate::topo::{Layer, Topology};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The most partitions a fabric is cut into: more threads than this find no more work.
+pub const MAX_PARTITIONS: usize = 16;
+// A port names the partition its peer is in with one byte (`Port::cut`).
+const _: () = assert!(MAX_PARTITIONS < 256);
+
+/// A packet or PFC frame on its way to another partition.
+#[derive(Clone, Copy, Debug)]
+struct Crossing {
+    arrive_ps: u64,
+    /// The receiving port (the cut link's far end).
+    port: u32,
+    pkt: Packet,
+}
+
+/// Crossings in emission order, and their INT records beside them (runs with `int` only).
+#[derive(Clone, Debug)]
+struct Batch {
+    pkts: Vec<Crossing>,
+    ints: Vec<IntStack>,
+    /// Final sizes of stopped long-lived flows, for their receivers (`tell_receiver_size`).
+    sizes: Vec<(u32, u64)>,
+    /// The earliest arrival (u64::MAX: none).
+    first_ps: u64,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch {
+            pkts: Vec::new(),
+            ints: Vec::new(),
+            sizes: Vec::new(),
+            first_ps: u64::MAX,
+        }
+    }
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.pkts.clear();
+        self.ints.clear();
+        self.sizes.clear();
+        self.first_ps = u64::MAX;
+    }
+    fn is_empty(&self) -> bool {
+        self.pkts.is_empty() && self.sizes.is_empty()
+    }
+}
+
+/// What a partition's simulation knows of the parallel run (`Simulation::part`).
+#[derive(Debug)]
+pub struct Part {
+    pub index: usize,
+    /// Partition of every port's node.
+    port_owner: std::sync::Arc<[u16]>,
+    /// Crossings sent this window, by receiving partition.
+    outbox: Vec<Batch>,
+    /// A deadlock scan is due: the coordinator runs it on the whole fabric.
+    pub(crate) deadlock_asked: bool,
+    /// The time of the next event in the queue after the last window (u64::MAX: none).
+    next_ps: u64,
+    /// Packets and PFC frames taken in from other partitions.
+    received: u64,
+}
+
+/// Send packet `pkt`, arriving at port `port` of partition `to` at `arrive_ps`, with its INT
+/// records from `ints` (runs with INT); `transmit` calls it with the simulation's fields.
+#[cold]
+#[inline(never)]
+pub(crate) fn cross(
+    part: &mut Option<Box<Part>>,
+    pkts: &mut Arena,
+    ints: Option<&[IntStack]>,
+    (arrive_ps, port, to): (u64, u32, usize),
+    pkt: u32,
+) {
+    let c = Crossing {
+        arrive_ps,
+        port,
+        pkt: pkts[pkt],
+    };
+    pkts.free(pkt);
+    let part = part.as_mut().expect("a cut port is in a partitioned run");
+    let out = &mut part.outbox[to];
+    out.pkts.push(c);
+    out.first_ps = out.first_ps.min(arrive_ps);
+    if let Some(ints) = ints {
+        out.ints
+            .push(ints.get(pkt as usize).copied().unwrap_or_default());
+    }
+}
+
+impl Simulation {
+    /// Long-lived flow `fid` stopped at its sender: a receiver in another partition learns its
+    /// final size at the start of the next window, within one lookahead (in one simulation, it
+    /// knows at once).
+    pub(crate) fn tell_receiver_size(&mut self, fid: u32) {
+        let f = &self.flows[fid as usize];
+        let dst_port = self.hosts[f.dst as usize].port;
+        let part = self.part.as_mut().expect("a partition");
+        let to = part.port_owner[dst_port as usize] as usize;
+        if to != part.index {
+            part.outbox[to].sizes.push((fid, f.size_bytes));
+        }
+    }
+
+    /// Take in the packets another partition sent.
+    fn receive_crossings(&mut self, b: &Batch) {
+        if let Some(part) = &mut self.part {
+            part.received += b.pkts.len() as u64;
+        }
+        for &(fid, size) in &b.sizes {
+            self.flows[fid as usize].size_bytes = size;
+        }
+        for (k, c) in b.pkts.iter().enumerate() {
+            let id = self.pkts.alloc(c.pkt);
+            if let Some(&int) = b.ints.get(k) {
+                self.set_int(id, int);
+            }
+            self.q.push(
+                c.arrive_ps,
+                Event::Arrive {
+                    port: c.port,
+                    pkt: id,
+                },
+            );
+        }
+    }
+
+    /// Packet `id`'s INT records, growing the side table to the arena's size.
+    fn set_int(&mut self, id: u32, int: IntStack) {
+        let i = id as usize;
+        if i >= self.ints.len() {
+            self.ints
+                .resize(self.pkts.capacity_used().max(i + 1), IntStack::default());
+        }
+        self.ints[i] = int;
+    }
+}
+
+/// How a fabric is cut: the partition of every node.
+#[derive(Clone, Debug)]
+pub struct Partitioning {
+    pub node_owner: Vec<u16>,
+    pub parts: usize,
+}
+
+/// Cut `topo` into partitions by its shape alone (see the module header).
+pub fn partition(topo: &Topology) -> Partitioning {
+    let n = topo.nodes.len();
+    let top = topo
+        .nodes
+        .iter()
+        .map(|nd| nd.layer)
+        .filter(|&l| l != Layer::Host)
+        .max()
+        .unwrap_or(Layer::Tor);
+    // Components without the top layer (union-find, smallest node id as the root).
+    let mut root: Vec<u32> = (0..n as u32).collect();
+    fn find(root: &mut [u32], mut x: u32) -> u32 {
+        while root[x as usize] != x {
+            root[x as usize] = root[root[x as usize] as usize];
+            x = root[x as usize];
+        }
+        x
+    }
+    for l in &topo.links {
+        if topo.nodes[l.a as usize].layer == top || topo.nodes[l.b as usize].layer == top {
+            continue;
+        }
+        let (a, b) = (find(&mut root, l.a), find(&mut root, l.b));
+        let (lo, hi) = (a.min(b), a.max(b));
+        root[hi as usize] = lo;
+    }
+    // Components in order of their smallest node, with their hosts counted.
+    let mut comp_of = vec![u32::MAX; n];
+    let mut comps: Vec<u64> = Vec::new();
+    let is_host = |i: usize| topo.nodes[i].layer == Layer::Host;
+    for i in 0..n {
+        if topo.nodes[i].layer == top && !is_host(i) {
+            continue;
+        }
+        let r = find(&mut root, i as u32) as usize;
+        if comp_of[r] == u32::MAX {
+            comp_of[r] = comps.len() as u32;
+            comps.push(0);
+        }
+        comp_of[i] = comp_of[r];
+        comps[comp_of[i] as usize] += is_host(i) as u64;
+    }
+    let parts = comps.len().clamp(1, MAX_PARTITIONS);
+    // Consecutive components into `parts` groups of about equal hosts.
+    let total: u64 = comps.iter().sum::<u64>().max(1);
+    let mut group = Vec::with_capacity(comps.len());
+    let mut seen = 0u64;
+    for (c, &hosts) in comps.iter().enumerate() {
+        let by_hosts = (seen * parts as u64 / total) as usize;
+        // Never more groups than components left can fill.
+        let g = by_hosts
+            .max(parts.saturating_sub(comps.len() - c))
+            .min(parts - 1);
+        group.push(g as u16);
+        seen += hosts;
+    }
+    let mut node_owner = vec![0u16; n];
+    let mut dealt = 0usize;
+    for i in 0..n {
+        node_owner[i] = match comp_of[i] {
+            u32::MAX => {
+                dealt += 1;
+                ((dealt - 1) % parts) as u16
+            }
+            c => group[c as usize],
+        };
+    }
+    Partitioning { node_owner, parts }
+}
+
+/// Which partition runs event `ev` of `sim` (None: the coordinator's whole-fabric work; every
+/// partition: `u16::MAX`).
+fn event_owner(sim: &Simulation, port_owner: &[u16], ev: Event) -> Option<u16> {
+    let host = |h: u32| port_owner[sim.hosts[h as usize].port as usize];
+    let src = |f: u32| host(sim.flows[f as usize].src);
+    let dst = |f: u32| host(sim.flows[f as usize].dst);
+    Some(match ev {
+        Event::TxDone { port } | Event::Arrive { port, .. } => port_owner[port as usize],
+        Event::FlowStart { flow } | Event::FlowStop { flow } | Event::Rto { flow, .. } => src(flow),
+        Event::AckTimer { flow } => dst(flow),
+        Event::NicWake { host: h } => host(h),
+        Event::Timer { owner, id, .. } => match owner {
+            TimerOwner::Sender => src(id),
+            TimerOwner::Receiver => dst(id),
+            TimerOwner::Host => host(id),
+            TimerOwner::Port => port_owner[id as usize],
+        },
+        Event::SampleQueues | Event::SampleRates => u16::MAX,
+        Event::DeadlockCheck | Event::ProgressCheck => return None,
+    })
+}
+
+/// Turn `sim`, built from the scenario, into partition `index`: mark its cut ports, keep the
+/// events and probes of what it owns, count the flows it sends.
+fn make_part(sim: &mut Simulation, index: usize, parts: usize, port_owner: &std::sync::Arc<[u16]>) {
+    let me = index as u16;
+    for p in 0..sim.ports.len() {
+        let peer = sim.ports[p].peer as usize;
+        let to = port_owner[peer];
+        sim.ports[p].cut = if to == me { 0 } else { to as u8 + 1 };
+    }
+    // Re-queue the owned events in their order (a fresh queue: pushing into the drained one
+    // would go back in time).
+    let mut kept = Vec::new();
+    while let Some((t, ev)) = sim.q.pop() {
+        match event_owner(sim, port_owner, ev) {
+            Some(o) if o == me || o == u16::MAX => kept.push((t, ev)),
+            _ => {}
+        }
+    }
+    sim.q = EventQueue::default();
+    for (t, ev) in kept {
+        sim.q.push(t, ev);
+    }
+    let owns_host =
+        |sim: &Simulation, h: u32| port_owner[sim.hosts[h as usize].port as usize] == me;
+    let m = &mut sim.metrics;
+    m.queue_ports.retain(|&p| port_owner[p as usize] == me);
+    if m.rate_all_flows {
+        m.rate_all_flows = false;
+        m.rate_flows = (0..sim.flows.len() as u32).collect();
+    }
+    let mut rate_flows = std::mem::take(&mut sim.metrics.rate_flows);
+    rate_flows.retain(|&f| owns_host(sim, sim.flows[f as usize].src));
+    sim.metrics.rate_flows = rate_flows;
+    sim.flows_open = (0..sim.flows.len())
+        .filter(|&f| owns_host(sim, sim.flows[f].src))
+        .count();
+    sim.part = Some(Box::new(Part {
+        index,
+        port_owner: port_owner.clone(),
+        outbox: vec![Batch::default(); parts],
+        deadlock_asked: false,
+        next_ps: sim.q.peek_time().unwrap_or(u64::MAX),
+        received: 0,
+    }));
+}
+
+/// The barrier between windows. It spins (a window is short, and a sleeping thread would take
+/// longer to wake than the window to run), and with more threads than cores it yields at once,
+/// so that the thread everyone waits for gets a core.
+struct SpinBarrier {
+    threads: usize,
+    spins: u32,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn wait(&self) {
+        let gen = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == gen {
+            spins += 1;
+            if spins < self.spins {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// A run cut into partitions, each a `Simulation`, run by `threads` threads.
+pub struct Parallel {
+    shared: Shared,
+    threads: usize,
+    node_owner: Vec<u16>,
+    /// Order of the probed ports and rate-sampled flows in the single-run output.
+    queue_order: Vec<u32>,
+    rate_order: Option<Vec<u32>>,
+    ctl: Control,
+}
+
+/// What every thread reaches: the partitions and the crossings between them.
+struct Shared {
+    parts: Vec<Mutex<Simulation>>,
+    port_owner: std::sync::Arc<[u16]>,
+    /// Crossings sent in a window, slot `(parity * parts + from) * parts + to` where parity
+    /// is the window's number mod 2: a window's crossings are taken in at the start of the
+    /// next, which sends into the other half meanwhile.
+    slots: Vec<Mutex<Batch>>,
+}
+
+/// The coordinator's state: the whole-fabric checks and where the run is.
+struct Control {
+    lookahead_ps: u64,
+    deadlock: DeadlockDetector,
+    watchdog: Watchdog,
+    next_progress_ps: u64,
+    next_deadlock_ps: u64,
+    stop_ps: u64,
+    /// Start of the next window (the end of the last).
+    now_ps: u64,
+    done: bool,
+    stats: SyncStats,
+}
+
+/// What the coordinator decided for the next window.
+enum Plan {
+    Run {
+        end_ps: u64,
+    },
+    /// Return to the caller (the event budget of this call is spent, or the run is over).
+    Yield,
+}
+
+impl Parallel {
+    /// A parallel run of `sims`, the scenario built once per partition of `cut`.
+    pub fn new(
+        mut sims: Vec<Simulation>,
+        cut: Partitioning,
+        threads: usize,
+    ) -> Result<Parallel, String> {
+        let parts = cut.parts;
+        assert_eq!(sims.len(), parts, "one simulation per partition");
+        let first = &sims[0];
+        let port_owner: std::sync::Arc<[u16]> = first
+            .ports
+            .iter()
+            .map(|p| cut.node_owner[p.node as usize])
+            .collect();
+        let lookahead_ps = first
+            .ports
+            .iter()
+            .filter(|p| port_owner[p.peer as usize] != cut.node_owner[p.node as usize])
+            .map(|p| p.delay_ps)
+            .min()
+            .unwrap_or(u64::MAX);
+        if lookahead_ps == 0 {
+            return Err("threads: a link between partitions has no propagation delay, so no partition may run ahead of another; give every link a delay, or run with threads = 1".into());
+        }
+        let queue_order = first.metrics.queue_ports.clone();
+        let rate_order = (!first.metrics.rate_all_flows).then(|| first.metrics.rate_flows.clone());
+        let deadlock = DeadlockDetector {
+            found: Vec::new(),
+            ..first.deadlock.clone()
+        };
+        let watchdog = first.watchdog.clone();
+        let next_progress_ps = if watchdog.after_ps > 0 && !first.flows.is_empty() {
+            watchdog.after_ps
+        } else {
+            u64::MAX
+        };
+        let stop_ps = first.stop_ps;
+        for (i, sim) in sims.iter_mut().enumerate() {
+            make_part(sim, i, parts, &port_owner);
+        }
+        Ok(Parallel {
+            shared: Shared {
+                parts: sims.into_iter().map(Mutex::new).collect(),
+                port_owner,
+                slots: (0..2 * parts * parts)
+                    .map(|_| Mutex::new(Batch::default()))
+                    .collect(),
+            },
+            threads: threads.clamp(1, parts),
+            node_owner: cut.node_owner,
+            queue_order,
+            rate_order,
+            ctl: Control {
+                lookahead_ps,
+                deadlock,
+                watchdog,
+                next_progress_ps,
+                next_deadlock_ps: u64::MAX,
+                stop_ps,
+                now_ps: 0,
+                done: false,
+                stats: SyncStats {
+                    partitions: parts,
+                    threads: threads.clamp(1, parts),
+                    lookahead_ps,
+                    ..SyncStats::default()
+                },
+            },
+        })
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.shared.parts.len()
+    }
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+    /// The smallest propagation delay of a link between partitions.
+    pub fn lookahead_ps(&self) -> u64 {
+        self.ctl.lookahead_ps
+    }
+    pub fn stats(&self) -> &SyncStats {
+        &self.ctl.stats
+    }
+    /// Where the run is: the end of the last window (at the end, the run's end time).
+    pub fn now_ps(&self) -> u64 {
+        self.ctl.now_ps
+    }
+    pub fn stop_ps(&self) -> u64 {
+        self.ctl.stop_ps
+    }
+    /// Events run so far, all partitions.
+    pub fn events(&self) -> u64 {
+        (0..self.partitions())
+            .map(|i| self.shared.part(i).events)
+            .sum()
+    }
+    /// Flows not yet finished.
+    pub fn flows_open(&self) -> usize {
+        (0..self.partitions())
+            .map(|i| self.shared.part(i).flows_open)
+            .sum()
+    }
+    pub fn flows_total(&self) -> usize {
+        self.shared.part(0).flows.len()
+    }
+
+    /// Run windows until about `max_events` more events ran. Returns Ok(true) when the run is
+    /// over. Where it stops between calls does not change the results.
+    pub fn run_events(&mut self, max_events: u64) -> Result<bool, SimError> {
+        if self.ctl.done {
+            return Ok(true);
+        }
+        let start_events = self.events();
+        let (shared, ctl) = (&self.shared, &mut self.ctl);
+        let parts = shared.parts.len();
+        let threads = self.threads;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let barrier = SpinBarrier {
+            threads,
+            spins: if threads <= cores { 1 << 14 } else { 0 },
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        };
+        let window_end = AtomicU64::new(0);
+        let window_no = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let failed: Mutex<Option<(usize, SimError)>> = Mutex::new(None);
+        let next_part = AtomicUsize::new(0);
+        let mut busy = vec![0.0f64; threads];
+        // One thread's share of a window: deliver what came in, run to the window's end, send
+        // what crossed out.
+        let work = |busy: &mut f64| {
+            let end_ps = window_end.load(Ordering::Acquire);
+            let (now, last) = shared.halves(window_no.load(Ordering::Acquire));
+            let t0 = std::time::Instant::now();
+            // Partitions go to whichever thread is free (which thread runs one changes nothing).
+            loop {
+                let i = next_part.fetch_add(1, Ordering::Relaxed);
+                if i >= parts {
+                    break;
+                }
+                let mut sim = shared.part(i);
+                for from in 0..parts {
+                    let mut slot = last[from * parts + i].lock().expect("slot");
+                    sim.receive_crossings(&slot);
+                    slot.clear();
+                }
+                let ran = sim.run_until(end_ps);
+                let next_ps = sim.q.peek_time().unwrap_or(u64::MAX);
+                sim.part.as_mut().expect("a partition").next_ps = next_ps;
+                if let Err(e) = ran {
+                    // The first partition's error, whichever thread found it first.
+                    let mut f = failed.lock().expect("error slot");
+                    if f.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *f = Some((i, e));
+                    }
+                }
+                let part = sim.part.as_mut().expect("a partition");
+                for (to, out) in part.outbox.iter_mut().enumerate() {
+                    if !out.is_empty() {
+                        // The slot was emptied at the start of the window before: swap (its
+                        // buffers come back to this outbox, so neither side allocates again).
+                        let mut slot = now[i * parts + to].lock().expect("slot");
+                        debug_assert!(slot.is_empty());
+                        std::mem::swap(&mut *slot, out);
+                    }
+                }
+            }
+            *busy += t0.elapsed().as_secs_f64();
+        };
+        let result = std::thread::scope(|scope| {
+            let (bar, stop_r, work_r) = (&barrier, &stop, &work);
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| {
+                    scope.spawn(move || {
+                        let mut b = 0.0;
+                        loop {
+                            bar.wait();
+                            if stop_r.load(Ordering::Acquire) {
+                                return b;
+                            }
+                            work_r(&mut b);
+                            bar.wait();
+                        }
+                    })
+                })
+                .collect();
+            let result;
+            loop {
+                let t_plan = std::time::Instant::now();
+                let plan = match failed.lock().expect("error slot").take() {
+                    Some((_, e)) => Err(e),
+                    None => ctl.plan(shared, start_events, max_events),
+                };
+                ctl.stats.serial_s += t_plan.elapsed().as_secs_f64();
+                let end_ps = match plan {
+                    Ok(Plan::Run { end_ps }) => end_ps,
+                    other => {
+                        result = other.map(|_| ctl.done);
+                        stop.store(true, Ordering::Release);
+                        barrier.wait();
+                        break;
+                    }
+                };
+                window_end.store(end_ps, Ordering::Release);
+                window_no.store(ctl.stats.windows, Ordering::Release);
+                next_part.store(0, Ordering::Release);
+                barrier.wait();
+                work(&mut busy[0]);
+                barrier.wait();
+                ctl.now_ps = end_ps;
+                ctl.stats.windows += 1;
+            }
+            for (t, h) in helpers.into_iter().enumerate() {
+                busy[t + 1] += h.join().expect("a partition's thread panicked");
+            }
+            result
+        });
+        let stats = &mut self.ctl.stats;
+        if stats.busy_s.len() < threads {
+            stats.busy_s.resize(threads, 0.0);
+        }
+        for (t, b) in busy.into_iter().enumerate() {
+            stats.busy_s[t] += b;
+        }
+        if result.is_err() {
+            self.ctl.done = true;
+        }
+        result
+    }
+}
+
+impl Control {
+    /// Between windows, with every partition at `now_ps`: the whole-fabric checks, the end of
+    /// the run, and the next window's end.
+    fn plan(&mut self, sh: &Shared, start_events: u64, max_events: u64) -> Result<Plan, SimError> {
+        let parts = sh.parts.len();
+        let mut sims: Vec<_> = (0..parts).map(|i| sh.part(i)).collect();
+        let now = self.now_ps;
+        let mut next = u64::MAX;
+        let mut events = 0;
+        let mut flows_open = 0;
+        let mut asked = false;
+        for sim in sims.iter_mut() {
+            events += sim.events;
+            flows_open += sim.flows_open;
+            let part = sim.part.as_mut().expect("a partition");
+            next = next.min(part.next_ps);
+            asked |= std::mem::take(&mut part.deadlock_asked);
+        }
+        for slot in sh.halves(self.stats.windows).1 {
+            let slot = slot.lock().expect("slot");
+            next = next.min(slot.first_ps);
+        }
+        let flows_total = sims[0].flows.len();
+        // The end: every flow finished, the stop time reached, or nothing left to happen.
+        if flows_total > 0 && flows_open == 0 {
+            self.now_ps = (0..flows_total)
+                .map(|f| sh.sender(&sims, f).finish_ps)
+                .max()
+                .unwrap_or(now);
+            self.done = true;
+            return Ok(Plan::Yield);
+        }
+        if next > self.stop_ps && self.stop_ps != u64::MAX {
+            self.now_ps = self.stop_ps;
+            self.done = true;
+            return Ok(Plan::Yield);
+        }
+        if asked || now >= self.next_deadlock_ps {
+            let view: Vec<&Port> = (0..sims[0].ports.len())
+                .map(|q| &sims[sh.port_owner[q] as usize].ports[q])
+                .collect();
+            let next_scan =
+                super::pfc::scan_deadlocks(&view, &sims[0].switch_index, &mut self.deadlock, now);
+            let pending = next_scan != u64::MAX && next != u64::MAX;
+            self.next_deadlock_ps = if pending { next_scan } else { u64::MAX };
+            for sim in sims.iter_mut() {
+                sim.deadlock.scan_pending = pending;
+            }
+        }
+        if now >= self.next_progress_ps && flows_open > 0 {
+            let progress = super::Progress {
+                now_ps: now,
+                delivered_bytes: sims.iter().map(|s| s.metrics.delivered_bytes).sum(),
+                drops: sims
+                    .iter()
+                    .flat_map(|s| s.ports.iter().map(|p| p.drops))
+                    .sum(),
+                started_open: (0..flows_total).any(|f| {
+                    let fl = sh.sender(&sims, f);
+                    !fl.finished && fl.start_ps < now
+                }),
+                deadlocked: !self.deadlock.found.is_empty(),
+                flows_open,
+            };
+            let open = || super::open_flows((0..flows_total).map(|f| sh.sender(&sims, f)));
+            if let Some(e) = self.watchdog.check(&progress, open) {
+                return Err(e);
+            }
+            self.next_progress_ps = now + self.watchdog.after_ps;
+        }
+        if next == u64::MAX {
+            self.done = true;
+            if flows_open > 0 && self.stop_ps == u64::MAX {
+                let open = super::open_flows((0..flows_total).map(|f| sh.sender(&sims, f)));
+                return Err(sims[0].stall_error(now, flows_open, &self.deadlock, open));
+            }
+            return Ok(Plan::Yield);
+        }
+        if events - start_events >= max_events {
+            return Ok(Plan::Yield);
+        }
+        let end_ps = next
+            .saturating_add(self.lookahead_ps)
+            .min(self.next_progress_ps.max(now + 1))
+            .min(self.next_deadlock_ps.max(now + 1))
+            .min(self.stop_ps.saturating_add(1));
+        Ok(Plan::Run { end_ps })
+    }
+}
+
+impl Shared {
+    /// The slots window `window` sends into, and those of the window before it.
+    fn halves(&self, window: u64) -> (&[Mutex<Batch>], &[Mutex<Batch>]) {
+        let (a, b) = self.slots.split_at(self.slots.len() / 2);
+        if window.is_multiple_of(2) {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
+
+    fn part(&self, i: usize) -> std::sync::MutexGuard<'_, Simulation> {
+        self.parts[i].lock().expect("a partition's thread panicked")
+    }
+
+    /// Flow `f` as its sender's partition keeps it.
+    fn sender<'a>(
+        &self,
+        sims: &'a [std::sync::MutexGuard<'_, Simulation>],
+        f: usize,
+    ) -> &'a crate::transport::Flow {
+        let src = sims[0].flows[f].src;
+        let o = self.port_owner[sims[0].hosts[src as usize].port as usize];
+        &sims[o as usize].flows[f]
+    }
+}
+
+impl Parallel {
+    /// The run as one `Simulation`, for its results: every port, host, switch and scheme state
+    /// from the partition that owns it, each flow's halves from its two ends, the probes'
+    /// samples in the single-run order, the counters summed.
+    pub fn into_simulation(self) -> Simulation {
+        let port_owner = self.shared.port_owner;
+        let mut parts: Vec<Simulation> = self
+            .shared
+            .parts
+            .into_iter()
+            .map(|m| m.into_inner().expect("a partition's thread panicked"))
+            .collect();
+        let (first, rest) = parts.split_at_mut(1);
+        let base = &mut first[0];
+        let other = |o: u16| o as usize - 1;
+        for q in 0..base.ports.len() {
+            let o = port_owner[q];
+            if o != 0 {
+                let from = &mut rest[other(o)];
+                std::mem::swap(&mut base.ports[q], &mut from.ports[q]);
+                if !base.sw_parts.is_empty() {
+                    base.sw_parts.swap_at(&mut from.sw_parts, q);
+                    base.port_timers[q] = from.port_timers[q];
+                }
+            }
+        }
+        let host_owner: Vec<u16> = base
+            .hosts
+            .iter()
+            .map(|h| port_owner[h.port as usize])
+            .collect();
+        for (h, &o) in host_owner.iter().enumerate() {
+            if o != 0 {
+                let from = &mut rest[other(o)];
+                std::mem::swap(&mut base.hosts[h], &mut from.hosts[h]);
+                base.host_rx.swap_at(&mut from.host_rx, h);
+            }
+        }
+        for node in 0..base.switch_index.len() {
+            let si = base.switch_index[node];
+            let o = self.node_owner[node];
+            if si != u32::MAX && o != 0 {
+                std::mem::swap(
+                    &mut base.switches[si as usize],
+                    &mut rest[other(o)].switches[si as usize],
+                );
+            }
+        }
+        for f in 0..base.flows.len() {
+            let (so, ro) = (
+                host_owner[base.flows[f].src as usize],
+                host_owner[base.flows[f].dst as usize],
+            );
+            if so != 0 {
+                let from = &mut rest[other(so)];
+                std::mem::swap(&mut base.flows[f], &mut from.flows[f]);
+                base.senders.swap_at(&mut from.senders, f);
+            }
+            // Where the receiver's copy is now (partition 0's went to the sender's partition).
+            let rx_copy = match (ro, so) {
+                (r, s) if r == s => None,
+                (0, s) => Some(s),
+                (r, _) => Some(r),
+            };
+            if let Some(p) = rx_copy {
+                base.flows[f].take_receiver_half(&mut rest[other(p)].flows[f]);
+            }
+            if ro != 0 {
+                base.receivers.swap_at(&mut rest[other(ro)].receivers, f);
+            }
+        }
+        for sim in rest.iter_mut() {
+            base.events += sim.events;
+            base.link_traversals += sim.link_traversals;
+            base.flows_open += sim.flows_open;
+        }
+        let live: u64 = std::iter::once(&*base)
+            .chain(rest.iter())
+            .map(|s| s.pkts.capacity_used() as u64)
+            .sum();
+        let all: Vec<&mut Metrics> = std::iter::once(&mut base.metrics)
+            .chain(rest.iter_mut().map(|s| &mut s.metrics))
+            .collect();
+        let mut merged = merge_metrics(all, &self.queue_order, self.rate_order.as_deref());
+        merged.packets_live_max = Some(live);
+        let mut stats = self.ctl.stats;
+        stats.crossings = std::iter::once(&*base)
+            .chain(rest.iter())
+            .map(|s| s.part.as_ref().map_or(0, |p| p.received))
+            .sum();
+        merged.sync = Some(stats);
+        base.metrics = merged;
+        base.deadlock.found = self.ctl.deadlock.found;
+        base.deadlock.scan_pending = false;
+        base.now_ps = self.ctl.now_ps;
+        base.part = None;
+        parts.swap_remove(0)
+    }
+}
+
+/// The partitions' metrics as one run's: PFC frames by (time, port, class), queue and rate
+/// samples by time and then the single run's port and flow order.
+fn merge_metrics(
+    mut all: Vec<&mut Metrics>,
+    queue_order: &[u32],
+    rate_order: Option<&[u32]>,
+) -> Metrics {
+    let first = &mut *all[0];
+    let mut m = Metrics {
+        queue_ports: queue_order.to_vec(),
+        queue_interval_ps: first.queue_interval_ps,
+        queue_start_ps: first.queue_start_ps,
+        queue_stop_ps: first.queue_stop_ps,
+        rate_start_ps: first.rate_start_ps,
+        rate_stop_ps: first.rate_stop_ps,
+        queue_by_flow: first.queue_by_flow,
+        rate_all_flows: rate_order.is_none(),
+        rate_flows: rate_order.map(<[u32]>::to_vec).unwrap_or_default(),
+        rate_interval_ps: first.rate_interval_ps,
+        ..Metrics::default()
+    };
+    let port_rank: std::collections::HashMap<u32, usize> = queue_order
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, i))
+        .collect();
+    let flow_rank: Option<std::collections::HashMap<u32, usize>> =
+        rate_order.map(|o| o.iter().enumerate().map(|(i, &f)| (f, i)).collect());
+    let mut pfc = Vec::new();
+    let mut q = Vec::new();
+    let mut fq = Vec::new();
+    let mut r = Vec::new();
+    for p in all.iter_mut() {
+        m.delivered_bytes += p.delivered_bytes;
+        pfc.append(&mut p.pfc_events);
+        for i in 0..p.q_time_ps.len() {
+            q.push((
+                p.q_time_ps[i],
+                port_rank[&p.q_port[i]],
+                p.q_port[i],
+                p.q_bytes[i],
+                p.q_util[i],
+            ));
+        }
+        for i in 0..p.fq_time_ps.len() {
+            fq.push((
+                p.fq_time_ps[i],
+                port_rank[&p.fq_port[i]],
+                p.fq_flow[i],
+                p.fq_port[i],
+                p.fq_bytes[i],
+            ));
+        }
+        for i in 0..p.r_time_ps.len() {
+            let f = p.r_flow[i];
+            let rank = flow_rank.as_ref().map_or(f as usize, |k| k[&f]);
+            r.push((p.r_time_ps[i], rank, f, p.r_rate_bps[i], p.r_tput_bps[i]));
+        }
+    }
+    pfc.sort_by_key(|e| (e.time_ps, e.port, e.prio, e.pause));
+    m.pfc_events = pfc;
+    q.sort_by_key(|a| (a.0, a.1));
+    for (t, _, port, bytes, util) in q {
+        m.q_time_ps.push(t);
+        m.q_port.push(port);
+        m.q_bytes.push(bytes);
+        m.q_util.push(util);
+    }
+    fq.sort_by_key(|a| (a.0, a.1, a.2));
+    for (t, _, flow, port, bytes) in fq {
+        m.fq_time_ps.push(t);
+        m.fq_port.push(port);
+        m.fq_flow.push(flow);
+        m.fq_bytes.push(bytes);
+    }
+    r.sort_by_key(|a| (a.0, a.1));
+    for (t, _, flow, rate, tput) in r {
+        m.r_time_ps.push(t);
+        m.r_flow.push(flow);
+        m.r_rate_bps.push(rate);
+        m.r_tput_bps.push(tput);
+    }
+    m
+}
+
+/// A run on one thread (the single-threaded engine) or many (`Parallel`).
+pub enum Run {
+    One(Box<Simulation>),
+    Many(Box<Parallel>),
+}
+
+impl Run {
+    /// Process about `max_events` events. Returns Ok(true) when the run is over.
+    pub fn run_events(&mut self, max_events: u64) -> Result<bool, SimError> {
+        match self {
+            Run::One(s) => s.run_events(max_events),
+            Run::Many(p) => p.run_events(max_events),
+        }
+    }
+    /// Run to completion.
+    pub fn run(&mut self) -> Result<(), SimError> {
+        while !self.run_events(1 << 20)? {}
+        Ok(())
+    }
+    pub fn now_ps(&self) -> u64 {
+        match self {
+            Run::One(s) => s.now_ps,
+            Run::Many(p) => p.now_ps(),
+        }
+    }
+    pub fn stop_ps(&self) -> u64 {
+        match self {
+            Run::One(s) => s.stop_ps,
+            Run::Many(p) => p.stop_ps(),
+        }
+    }
+    pub fn events(&self) -> u64 {
+        match self {
+            Run::One(s) => s.events,
+            Run::Many(p) => p.events(),
+        }
+    }
+    pub fn flows_open(&self) -> usize {
+        match self {
+            Run::One(s) => s.flows_open,
+            Run::Many(p) => p.flows_open(),
+        }
+    }
+    pub fn flows_total(&self) -> usize {
+        match self {
+            Run::One(s) => s.flows.len(),
+            Run::Many(p) => p.flows_total(),
+        }
+    }
+    /// The run as one simulation, for its results.
+    pub fn into_simulation(self) -> Simulation {
+        match self {
+            Run::One(s) => *s,
+            Run::Many(p) => p.into_simulation(),
+        }
+    }
+}

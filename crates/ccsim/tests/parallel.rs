@@ -1,0 +1,258 @@
+//! The parallel engine (`engine::parallel`): byte-identical results for every thread count,
+//! on every scheme and on the fabric's hard cases (PFC storms, a deadlock, a lossy incast),
+//! and physics the merged result must keep (conservation, a deadlock's cycle).
+
+mod common;
+
+use ccsim::{Scenario, Simulation};
+
+/// Run `toml` on the parallel engine with `threads` threads: its whole output as text, and the
+/// run as one simulation.
+fn run_parallel(toml: &str, threads: usize) -> (String, Simulation) {
+    let sc = Scenario::load(toml, std::path::Path::new("."), None, &[]).expect("loads");
+    let mut run = sc.start_parallel(threads).expect("builds");
+    run.run().expect("runs");
+    let mut sim = run.into_simulation();
+    let r = sc.results(&mut sim);
+    let mut out = r.summary.to_string();
+    for t in &r.tables {
+        out += &t.to_csv();
+    }
+    (out, sim)
+}
+
+/// The outputs for 1, 2 and 4 threads are the same bytes; returns the run.
+fn identical_for_any_thread_count(label: &str, toml: &str) -> Simulation {
+    let (one, sim) = run_parallel(toml, 1);
+    for threads in [2, 4] {
+        let (out, _) = run_parallel(toml, threads);
+        if out != one {
+            let at = out
+                .bytes()
+                .zip(one.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            eprintln!(
+                "{label}: ...{}... vs ...{}...",
+                &one[at.saturating_sub(150)..(at + 80).min(one.len())],
+                &out[at.saturating_sub(150)..(at + 80).min(out.len())]
+            );
+        }
+        assert!(
+            out == one,
+            "{label}: {threads} threads differ from 1 (first difference at byte {})",
+            out.bytes()
+                .zip(one.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0)
+        );
+    }
+    sim
+}
+
+/// Every finished flow delivered and acknowledged exactly its size, and the receivers' count
+/// of delivered bytes is the flows' sum (the two halves of a flow come from two partitions).
+fn assert_conserved(label: &str, sim: &Simulation) {
+    let mut delivered = 0;
+    for (i, f) in sim.flows.iter().enumerate() {
+        delivered += f.rcv_nxt;
+        if f.finished {
+            assert!(
+                f.rcv_nxt == f.size_bytes && f.snd_una == f.size_bytes,
+                "{label}: flow {i} finished with {} B delivered, {} acked, of {}",
+                f.rcv_nxt,
+                f.snd_una,
+                f.size_bytes
+            );
+        }
+    }
+    assert_eq!(delivered, sim.metrics.delivered_bytes, "{label}");
+}
+
+fn incast(scheme: &str) -> String {
+    format!(
+        r#"
+        [topology]
+        kind = "star"
+        hosts = 9
+        link = {{ rate = "100Gbps", delay = "1us" }}
+        {}
+        [cc]
+        scheme = "{scheme}"
+        [[workload]]
+        kind = "incast"
+        senders = 8
+        receiver = 8
+        size = "200KB"
+        at = "0us"
+        [output]
+        queues = {{ ports = ["all"], interval = "5us" }}
+        rates = {{ interval = "10us" }}
+        "#,
+        common::scheme_fabric(scheme)
+    )
+}
+
+#[test]
+fn every_schemes_incast_is_identical_for_any_thread_count() {
+    for info in ccsim::cc::schemes() {
+        let sim = identical_for_any_thread_count(info.name, &incast(info.name));
+        assert_conserved(info.name, &sim);
+        let open = sim.flows.iter().filter(|f| !f.finished).count();
+        assert_eq!(open, 0, "{}: {open} flows unfinished", info.name);
+        // Long-lived flows that stop: the receivers, in other partitions, learn the final
+        // sizes from the senders' (`tell_receiver_size`).
+        let lived = incast(info.name).replace(
+            "kind = \"incast\"\n        senders = 8\n        receiver = 8\n        size = \"200KB\"\n        at = \"0us\"",
+            "kind = \"long_lived\"\n        pairs = [[0, 8], [1, 8], [2, 8], [3, 7]]\n        stop = \"60us\"",
+        );
+        assert!(lived.contains("long_lived"));
+        let label = format!("{} long-lived", info.name);
+        let sim = identical_for_any_thread_count(&label, &lived);
+        assert_conserved(&label, &sim);
+        for (i, f) in sim.flows.iter().enumerate() {
+            assert!(f.finished, "{label}: flow {i} unfinished");
+        }
+    }
+}
+
+#[test]
+fn a_fat_tree_workload_is_identical_and_close_to_the_single_threaded_engine() {
+    for scheme in ["dcqcn", "hpcc"] {
+        let toml = format!(
+            r#"
+            [topology]
+            kind = "fat_tree"
+            k = 4
+            host_link = {{ rate = "100Gbps", delay = "1us" }}
+            fabric_link = {{ rate = "100Gbps", delay = "1us" }}
+            [cc]
+            scheme = "{scheme}"
+            [[workload]]
+            kind = "poisson"
+            cdf = "websearch"
+            load = 0.6
+            stop = "300us"
+            [output]
+            queues = {{ ports = ["all"], interval = "10us" }}
+            "#
+        );
+        let sim = identical_for_any_thread_count(scheme, &toml);
+        assert_conserved(scheme, &sim);
+        // The partitions break ties and draw random numbers in their own order, so the run is
+        // not the single-threaded one; it must agree with it as two seeds would.
+        let (_, one, _) = common::run(&toml);
+        let avg = |s: &Simulation| {
+            let f: Vec<f64> = s
+                .flows
+                .iter()
+                .map(|f| (f.finish_ps - f.start_ps) as f64)
+                .collect();
+            f.iter().sum::<f64>() / f.len() as f64
+        };
+        let (a, b) = (avg(&sim), avg(&one));
+        assert!(
+            (a / b - 1.0).abs() < 0.05,
+            "{scheme}: average FCT {a} ps in parallel, {b} ps on one thread"
+        );
+    }
+}
+
+#[test]
+fn a_pfc_deadlock_is_found_across_partitions() {
+    // Each ring switch is in its own partition, so the cycle of paused
+    // ports crosses all five.
+    let sim = identical_for_any_thread_count("ring", common::RING_DEADLOCK);
+    let d = sim.deadlock.found.first().expect("the deadlock is found");
+    assert_eq!(d.ports.len(), 5, "{d:?}");
+    assert!(d.confirmed_ps >= d.formed_ps + 200_000_000, "{d:?}");
+}
+
+#[test]
+fn pfc_storms_and_a_lossy_incast_are_identical() {
+    // Line-rate senders without congestion control into one port: PAUSE frames cross
+    // partitions both ways, all the time.
+    let storm = r#"
+        [topology]
+        kind = "fat_tree"
+        k = 4
+        host_link = { rate = "100Gbps", delay = "1us" }
+        fabric_link = { rate = "100Gbps", delay = "1us" }
+        [fabric]
+        pfc = { mode = "static", xoff = "30KB" }
+        [cc]
+        scheme = "none"
+        [[workload]]
+        kind = "incast"
+        senders = 15
+        receiver = 0
+        size = "300KB"
+        at = "0us"
+        [output]
+        queues = { ports = ["all"], interval = "5us" }
+    "#;
+    let sim = identical_for_any_thread_count("storm", storm);
+    assert_conserved("storm", &sim);
+    let pauses: u64 = sim.ports.iter().map(|p| p.pause_sent).sum();
+    assert!(pauses > 100, "{pauses} PAUSE frames: not a storm");
+    for scheme in ["dctcp", "ndp"] {
+        let sim = identical_for_any_thread_count(scheme, &common::lossy_incast(scheme, "", 32));
+        assert_conserved(scheme, &sim);
+        let drops: u64 = sim.ports.iter().map(|p| p.drops + p.trims).sum();
+        assert!(drops > 0, "{scheme}: no loss, so no recovery was tested");
+    }
+}
+
+#[test]
+fn threads_are_checked_and_a_trace_needs_one() {
+    let base = incast("dcqcn");
+    for (v, want) in [("0", "must be at least 1"), ("\"many\"", "\"auto\"")] {
+        let toml = format!("threads = {v}\n{base}");
+        let e = Scenario::load(&toml, std::path::Path::new("."), None, &[])
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("threads") && e.contains(want), "{e}");
+    }
+    let traced = format!("{base}\ntrace = {{ ports = [\"all\"] }}\n");
+    let sc = Scenario::load(&traced, std::path::Path::new("."), None, &[]).unwrap();
+    let e = sc.start_parallel(2).err().expect("refused").to_string();
+    assert!(e.contains("threads") && e.contains("output.trace"), "{e}");
+}
+
+#[test]
+fn without_ties_or_random_draws_it_is_the_single_threaded_run() {
+    // Partitions order events at the same picosecond differently (local ones first) and draw
+    // from their own random streams; apart from that they must compute the same run. On a star
+    // whose links all differ in delay, with staggered starts, no order rests on a tie: every
+    // scheme whose run does not depend on the seed must give the single-threaded engine's
+    // finish times exactly.
+    let mut compared = 0;
+    for info in ccsim::cc::schemes() {
+        let mut toml = format!(
+            "[topology]\nkind = \"file\"\npath = \"tests/data/star9-skewed.toml\"\n{}\n[cc]\nscheme = \"{}\"\n",
+            common::scheme_fabric(info.name),
+            info.name
+        );
+        for k in 0..8 {
+            toml += &format!(
+                "[[flows]]\nsrc = {k}\ndst = 8\nsize = \"200KB\"\nstart = \"{}ps\"\n",
+                k * 37_013 + 11
+            );
+        }
+        let finish = |s: &Simulation| s.flows.iter().map(|f| f.finish_ps).collect::<Vec<_>>();
+        let (_, one, _) = common::run(&toml);
+        let (_, other_seed, _) = common::run_with(&toml, Some(7), &[]);
+        if finish(&one) != finish(&other_seed) {
+            continue; // the run depends on random draws, which partitions make their own
+        }
+        for threads in [1, 2] {
+            let (_, par) = run_parallel(&toml, threads);
+            assert_eq!(finish(&par), finish(&one), "{}", info.name);
+        }
+        compared += 1;
+    }
+    assert!(
+        compared >= 15,
+        "only {compared} schemes run without random draws here"
+    );
+}
