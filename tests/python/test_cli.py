@@ -178,11 +178,12 @@ def test_a_cancelled_run_writes_what_it_measured_marked_partial(tmp_path: Path) 
     assert "partial" not in ccsim.run(SCENARIO).summary
 
 
-def test_ctrl_c_during_a_run_keeps_the_partial_output(tmp_path: Path) -> None:
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_ctrl_c_during_a_run_keeps_the_partial_output(threads: str, tmp_path: Path) -> None:
     long_run = {**SCENARIO, "duration": "10s", "flows": [{"src": 0, "dst": 2, "size": "100GB"}]}
     (tmp_path / "long.toml").write_text(ccsim.to_toml(long_run), encoding="utf-8")
     proc = subprocess.Popen(
-        cli_command("run", "long.toml", "--out", "r"),
+        cli_command("run", "long.toml", "--out", "r", "--threads", threads),
         cwd=tmp_path,
         env=cli_env(),
         stderr=subprocess.PIPE,

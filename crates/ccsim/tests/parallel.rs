@@ -159,6 +159,18 @@ fn a_fat_tree_workload_is_identical_and_close_to_the_single_threaded_engine() {
 }
 
 #[test]
+fn the_fat_tree_benchmark_is_identical_for_any_thread_count() {
+    // `ccsim bench`'s k = 8 fat-tree (128 hosts, 8 pods: 8 partitions), WebSearch at 30% with
+    // DCQCN, for its first 100 us.
+    let toml = ccsim::bench::scenario("fattree-k8")
+        .expect("a benchmark")
+        .replace("\"0.5ms\"", "\"100us\"");
+    let sim = identical_for_any_thread_count("fattree-k8", &toml);
+    assert_conserved("fattree-k8", &sim);
+    assert!(sim.link_traversals > 50_000, "{}", sim.link_traversals);
+}
+
+#[test]
 fn a_pfc_deadlock_is_found_across_partitions() {
     // Each ring switch is in its own partition, so the cycle of paused
     // ports crosses all five.
@@ -213,6 +225,12 @@ fn threads_are_checked_and_a_trace_needs_one() {
             .to_string();
         assert!(e.contains("threads") && e.contains(want), "{e}");
     }
+    // One copy fits in 40 KB; nine partitions' copies do not.
+    let small = format!("memory_limit = \"40KB\"\n{base}");
+    common::run(&small);
+    let sc = Scenario::load(&small, std::path::Path::new("."), None, &[]).unwrap();
+    let e = sc.start_parallel(2).err().expect("refused").to_string();
+    assert!(e.contains("threads") && e.contains("9 x"), "{e}");
     let traced = format!("{base}\ntrace = {{ ports = [\"all\"] }}\n");
     let sc = Scenario::load(&traced, std::path::Path::new("."), None, &[]).unwrap();
     let e = sc.start_parallel(2).err().expect("refused").to_string();

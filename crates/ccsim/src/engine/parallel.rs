@@ -28,7 +28,7 @@
 use crate::engine::{SimError, Simulation, Watchdog};
 use crate::metrics::{Metrics, SyncStats};
 use crate::net::pfc::DeadlockDetector;
-use crate::net::{Arena, IntStack, Packet, Port};
+use crate::net::{Arena, IntHop, IntStack, Packet, PktKind, Port, MAX_INT_HOPS};
 use crate::sim::{Event, EventQueue, TimerOwner};
 use crate::topo::{Layer, Topology};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -39,6 +39,10 @@ pub const MAX_PARTITIONS: usize = 16;
 // A port names the partition its peer is in with one byte (`Port::cut`).
 const _: () = assert!(MAX_PARTITIONS < 256);
 
+/// The fewest events a call of `Parallel::run_events` runs (unless the run ends): the threads
+/// start at each call (about a millisecond on the 2-core development machine).
+const MIN_CALL_EVENTS: u64 = 1 << 21;
+
 /// A packet or PFC frame on its way to another partition.
 #[derive(Clone, Copy, Debug)]
 struct Crossing {
@@ -48,11 +52,12 @@ struct Crossing {
     pkt: Packet,
 }
 
-/// Crossings in emission order, and their INT records beside them (runs with `int` only).
+/// Crossings in emission order, and the valid INT records of each (`int_hops`) beside them,
+/// one after another (runs with `int` only).
 #[derive(Clone, Debug)]
 struct Batch {
     pkts: Vec<Crossing>,
-    ints: Vec<IntStack>,
+    ints: Vec<IntHop>,
     /// Final sizes of stopped long-lived flows, for their receivers (`tell_receiver_size`).
     sizes: Vec<(u32, u64)>,
     /// The earliest arrival (u64::MAX: none).
@@ -120,8 +125,19 @@ pub(crate) fn cross(
     out.pkts.push(c);
     out.first_ps = out.first_ps.min(arrive_ps);
     if let Some(ints) = ints {
-        out.ints
-            .push(ints.get(pkt as usize).copied().unwrap_or_default());
+        let n = int_hops(&c.pkt);
+        match ints.get(pkt as usize) {
+            Some(stack) => out.ints.extend_from_slice(&stack.hops[..n]),
+            None => out.ints.resize(out.ints.len() + n, IntHop::default()),
+        }
+    }
+}
+
+/// How many INT records packet `p` carries (`Packet::sub`; a PFC frame's `sub` is its class).
+fn int_hops(p: &Packet) -> usize {
+    match p.kind {
+        PktKind::Pause | PktKind::Resume => 0,
+        _ => (p.sub as usize).min(MAX_INT_HOPS),
     }
 }
 
@@ -147,10 +163,13 @@ impl Simulation {
         for &(fid, size) in &b.sizes {
             self.flows[fid as usize].size_bytes = size;
         }
-        for (k, c) in b.pkts.iter().enumerate() {
+        let mut hops = &b.ints[..];
+        for c in &b.pkts {
             let id = self.pkts.alloc(c.pkt);
-            if let Some(&int) = b.ints.get(k) {
-                self.set_int(id, int);
+            if self.s.int_enabled {
+                let (these, rest) = hops.split_at(int_hops(&c.pkt));
+                self.set_int(id, these);
+                hops = rest;
             }
             self.q.push(
                 c.arrive_ps,
@@ -162,14 +181,14 @@ impl Simulation {
         }
     }
 
-    /// Packet `id`'s INT records, growing the side table to the arena's size.
-    fn set_int(&mut self, id: u32, int: IntStack) {
+    /// Packet `id`'s first INT records, growing the side table to the arena's size.
+    fn set_int(&mut self, id: u32, hops: &[IntHop]) {
         let i = id as usize;
         if i >= self.ints.len() {
             self.ints
                 .resize(self.pkts.capacity_used().max(i + 1), IntStack::default());
         }
-        self.ints[i] = int;
+        self.ints[i].hops[..hops.len()].copy_from_slice(hops);
     }
 }
 
@@ -501,12 +520,14 @@ impl Parallel {
         self.shared.part(0).flows.len()
     }
 
-    /// Run windows until about `max_events` more events ran. Returns Ok(true) when the run is
-    /// over. Where it stops between calls does not change the results.
+    /// Run windows until about `max_events` more events ran (at least `MIN_CALL_EVENTS`: each
+    /// call starts the threads). Returns Ok(true) when the run is over. Where it stops between
+    /// calls does not change the results.
     pub fn run_events(&mut self, max_events: u64) -> Result<bool, SimError> {
         if self.ctl.done {
             return Ok(true);
         }
+        let max_events = max_events.max(MIN_CALL_EVENTS);
         let start_events = self.events();
         let (shared, ctl) = (&self.shared, &mut self.ctl);
         let parts = shared.parts.len();
@@ -522,19 +543,21 @@ impl Parallel {
         let window_no = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
         let failed: Mutex<Option<(usize, SimError)>> = Mutex::new(None);
-        let next_part = AtomicUsize::new(0);
+        let claimed: Vec<AtomicBool> = (0..parts).map(|_| AtomicBool::new(false)).collect();
         let mut busy = vec![0.0f64; threads];
         // One thread's share of a window: deliver what came in, run to the window's end, send
         // what crossed out.
-        let work = |busy: &mut f64| {
+        let work = |t: usize, busy: &mut f64| {
             let end_ps = window_end.load(Ordering::Acquire);
             let (now, last) = shared.halves(window_no.load(Ordering::Acquire));
             let t0 = std::time::Instant::now();
-            // Partitions go to whichever thread is free (which thread runs one changes nothing).
-            loop {
-                let i = next_part.fetch_add(1, Ordering::Relaxed);
-                if i >= parts {
-                    break;
+            // A thread runs its own partitions first (t, t + threads, ...: their state stays in
+            // its core's cache), then any not yet taken. Who runs one changes nothing.
+            let own = (t..parts).step_by(threads);
+            let rest = (0..parts).map(|k| (t + k) % parts);
+            for i in own.chain(rest) {
+                if claimed[i].swap(true, Ordering::AcqRel) {
+                    continue;
                 }
                 let mut sim = shared.part(i);
                 for from in 0..parts {
@@ -568,7 +591,7 @@ impl Parallel {
         let result = std::thread::scope(|scope| {
             let (bar, stop_r, work_r) = (&barrier, &stop, &work);
             let helpers: Vec<_> = (1..threads)
-                .map(|_| {
+                .map(|t| {
                     scope.spawn(move || {
                         let mut b = 0.0;
                         loop {
@@ -576,7 +599,7 @@ impl Parallel {
                             if stop_r.load(Ordering::Acquire) {
                                 return b;
                             }
-                            work_r(&mut b);
+                            work_r(t, &mut b);
                             bar.wait();
                         }
                     })
@@ -601,9 +624,11 @@ impl Parallel {
                 };
                 window_end.store(end_ps, Ordering::Release);
                 window_no.store(ctl.stats.windows, Ordering::Release);
-                next_part.store(0, Ordering::Release);
+                for c in &claimed {
+                    c.store(false, Ordering::Relaxed);
+                }
                 barrier.wait();
-                work(&mut busy[0]);
+                work(0, &mut busy[0]);
                 barrier.wait();
                 ctl.now_ps = end_ps;
                 ctl.stats.windows += 1;

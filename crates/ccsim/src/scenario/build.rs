@@ -881,6 +881,21 @@ impl Scenario {
         }
         let cut = partition(&first.topo);
         let parts = cut.parts;
+        // Each partition is a whole copy of the simulation.
+        let one = fabric_bytes(&first.topo) + first.flows.len() as u64 * FLOW_BYTES;
+        if let Some((limit, whose)) = self.memory_limit() {
+            if one.saturating_mul(parts as u64) > limit {
+                let mb = |b: u64| b as f64 / 1e6;
+                return Err(ScenarioError::new(
+                    "threads",
+                    format!(
+                        "a parallel run keeps a copy of the fabric and flows per partition: {parts} x {:.1} MB, more than {whose} ({:.1} MB); run with threads = 1, or raise memory_limit",
+                        mb(one),
+                        mb(limit)
+                    ),
+                ));
+            }
+        }
         let builders = threads.clamp(1, parts);
         // The other partitions' copies, built on the run's threads.
         let mut built: Vec<Option<Result<Simulation, ScenarioError>>> =
@@ -998,15 +1013,19 @@ fn machine_memory_bytes() -> Option<u64> {
 }
 
 impl Scenario {
+    /// The memory a run may use, and whose limit it is (None: unknown).
+    fn memory_limit(&self) -> Option<(u64, &'static str)> {
+        match self.cfg.memory_limit {
+            Some(l) => Some((l.0, "memory_limit")),
+            None => machine_memory_bytes().map(|m| (m, "this machine's memory")),
+        }
+    }
+
     /// Refuse, before allocating them, a fabric of `fabric_bytes` with `flows` flows that would
     /// not fit in `memory_limit` (default: this machine's memory).
     fn check_memory(&self, fabric_bytes: u64, flows: usize) -> Result<(), ScenarioError> {
-        let (limit, whose) = match self.cfg.memory_limit {
-            Some(l) => (l.0, "memory_limit"),
-            None => match machine_memory_bytes() {
-                Some(m) => (m, "this machine's memory"),
-                None => return Ok(()),
-            },
+        let Some((limit, whose)) = self.memory_limit() else {
+            return Ok(());
         };
         let need = fabric_bytes.saturating_add(flows as u64 * FLOW_BYTES);
         if need <= limit {
