@@ -231,6 +231,14 @@ fn threads_are_checked_and_a_trace_needs_one() {
     let sc = Scenario::load(&small, std::path::Path::new("."), None, &[]).unwrap();
     let e = sc.start_parallel(2).err().expect("refused").to_string();
     assert!(e.contains("threads") && e.contains("9 x"), "{e}");
+    // Links without delay: no partition could run ahead of another.
+    let instant = base.replace("delay = \"1us\"", "delay = \"0us\"");
+    let sc = Scenario::load(&instant, std::path::Path::new("."), None, &[]).unwrap();
+    let e = sc.start_parallel(2).err().expect("refused").to_string();
+    assert!(
+        e.starts_with("threads: a link") && e.contains("threads = 1"),
+        "{e}"
+    );
     let traced = format!("{base}\ntrace = {{ ports = [\"all\"] }}\n");
     let sc = Scenario::load(&traced, std::path::Path::new("."), None, &[]).unwrap();
     let e = sc.start_parallel(2).err().expect("refused").to_string();

@@ -435,7 +435,7 @@ impl Parallel {
             .min()
             .unwrap_or(u64::MAX);
         if lookahead_ps == 0 {
-            return Err("threads: a link between partitions has no propagation delay, so no partition may run ahead of another; give every link a delay, or run with threads = 1".into());
+            return Err("a link between partitions has no propagation delay, so no partition may run ahead of another; give every link a delay, or run with threads = 1".into());
         }
         let queue_order = first.metrics.queue_ports.clone();
         let rate_order = (!first.metrics.rate_all_flows).then(|| first.metrics.rate_flows.clone());

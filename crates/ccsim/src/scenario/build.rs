@@ -847,7 +847,6 @@ impl Scenario {
         self.warnings.iter().chain(&sim.warnings).cloned().collect()
     }
 
-    /// Collect a finished simulation's results.
     /// Build the run `threads` asks for: the single-threaded engine, or the fabric cut into
     /// partitions run in parallel (`engine::parallel`).
     pub fn start(&self) -> Result<Run, ScenarioError> {
@@ -923,6 +922,7 @@ impl Scenario {
         Ok(Run::Many(Box::new(run)))
     }
 
+    /// Collect a finished simulation's results.
     pub fn results(&self, sim: &mut Simulation) -> Results {
         let mut r = sim.results(
             &self.cfg.name,
