@@ -90,7 +90,7 @@ impl Batch {
 /// What a partition's simulation knows of the parallel run (`Simulation::part`).
 #[derive(Debug)]
 pub struct Part {
-    pub index: usize,
+    index: usize,
     /// Partition of every port's node.
     port_owner: std::sync::Arc<[u16]>,
     /// Crossings sent this window, by receiving partition.
@@ -104,8 +104,8 @@ pub struct Part {
 }
 
 /// Send packet `pkt`, arriving at port `port` of partition `to` at `arrive_ps`, with its INT
-/// records from `ints` (runs with INT); `transmit` calls it with the simulation's fields.
-#[cold]
+/// records from `ints` (runs with INT); `transmit` calls it with the simulation's fields. Out
+/// of line: the single-threaded engine never takes this branch.
 #[inline(never)]
 pub(crate) fn cross(
     part: &mut Option<Box<Part>>,
@@ -371,7 +371,6 @@ impl SpinBarrier {
 /// A run cut into partitions, each a `Simulation`, run by `threads` threads.
 pub struct Parallel {
     shared: Shared,
-    threads: usize,
     node_owner: Vec<u16>,
     /// Order of the probed ports and rate-sampled flows in the single-run output.
     queue_order: Vec<u32>,
@@ -461,7 +460,6 @@ impl Parallel {
                     .map(|_| Mutex::new(Batch::default()))
                     .collect(),
             },
-            threads: threads.clamp(1, parts),
             node_owner: cut.node_owner,
             queue_order,
             rate_order,
@@ -484,18 +482,8 @@ impl Parallel {
         })
     }
 
-    pub fn partitions(&self) -> usize {
+    fn partitions(&self) -> usize {
         self.shared.parts.len()
-    }
-    pub fn threads(&self) -> usize {
-        self.threads
-    }
-    /// The smallest propagation delay of a link between partitions.
-    pub fn lookahead_ps(&self) -> u64 {
-        self.ctl.lookahead_ps
-    }
-    pub fn stats(&self) -> &SyncStats {
-        &self.ctl.stats
     }
     /// Where the run is: the end of the last window (at the end, the run's end time).
     pub fn now_ps(&self) -> u64 {
@@ -531,7 +519,7 @@ impl Parallel {
         let start_events = self.events();
         let (shared, ctl) = (&self.shared, &mut self.ctl);
         let parts = shared.parts.len();
-        let threads = self.threads;
+        let threads = ctl.stats.threads;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let barrier = SpinBarrier {
             threads,
