@@ -218,6 +218,7 @@ fn open_flows<'a>(flows: impl Iterator<Item = &'a Flow>) -> String {
 }
 
 /// A built, runnable simulation.
+#[derive(Clone)]
 pub struct Simulation {
     pub now_ps: u64,
     pub q: EventQueue,

@@ -88,7 +88,7 @@ impl Batch {
 }
 
 /// What a partition's simulation knows of the parallel run (`Simulation::part`).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Part {
     index: usize,
     /// Partition of every port's node.

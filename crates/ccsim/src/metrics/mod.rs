@@ -21,7 +21,7 @@ pub struct PfcEvent {
 }
 
 /// Everything recorded during a run (beyond the counters kept in ports and flows).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Metrics {
     pub pfc_events: Vec<PfcEvent>,
     /// Payload bytes delivered in order to receivers.

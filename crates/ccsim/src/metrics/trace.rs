@@ -33,6 +33,7 @@ pub const CCSIM_HDR_BYTES: usize = 48;
 const ROCE_PORT: u16 = 4791;
 
 /// A trace being recorded.
+#[derive(Clone)]
 pub struct Trace {
     /// Port id -> interface id (u32::MAX: not traced).
     iface: Vec<u32>,

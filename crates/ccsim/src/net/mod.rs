@@ -125,7 +125,7 @@ impl Packet {
 pub const MAX_PACKET_BYTES: u32 = u16::MAX as u32;
 
 /// Packet storage with a free list; ids are stable while a packet lives.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Arena {
     pkts: Vec<Packet>,
     free: Vec<u32>,
@@ -295,6 +295,7 @@ impl PrioState {
 /// maximum, RED thresholds and PFC settings in the second; then one line per priority
 /// (`PrioState`); counters and rarely used state come last.
 #[repr(C, align(64))]
+#[derive(Clone)]
 pub struct Port {
     /// The transmitter is busy until this time.
     pub busy_until_ps: u64,

@@ -895,23 +895,22 @@ impl Scenario {
                 ));
             }
         }
-        let builders = threads.clamp(1, parts);
-        // The other partitions' copies, built on the run's threads.
-        let mut built: Vec<Option<Result<Simulation, ScenarioError>>> =
-            (1..parts).map(|_| None).collect();
+        // The other partitions start as copies of the first: a build is the same for every
+        // partition, and a copy costs a fraction of one (no routes, no flow generation).
+        let copiers = threads.clamp(1, parts);
+        let mut copies: Vec<Option<Simulation>> = (1..parts).map(|_| None).collect();
         std::thread::scope(|scope| {
-            for chunk in built.chunks_mut(parts.div_ceil(builders)) {
+            for chunk in copies.chunks_mut(parts.div_ceil(copiers)) {
+                let first = &first;
                 scope.spawn(move || {
                     for slot in chunk {
-                        *slot = Some(self.build());
+                        *slot = Some(first.clone());
                     }
                 });
             }
         });
         let mut sims = vec![first];
-        for b in built {
-            sims.push(b.expect("built")?);
-        }
+        sims.extend(copies.into_iter().map(|c| c.expect("copied")));
         let seed = self.cfg.seed;
         for (i, sim) in sims.iter_mut().enumerate() {
             sim.marking_rng = Rng::new(seed, stream::of_partition(stream::MARKING, i));

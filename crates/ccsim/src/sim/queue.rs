@@ -191,7 +191,7 @@ impl Ord for FarEntry {
 /// store into the buffer (with `Vec::push`, whose grow path is a call, the compiler built each
 /// entry on the stack and copied it, and the copy stalled on its own narrow stores). An empty
 /// bucket holds no buffer; its first push takes a small drained one (`Spares`).
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Bucket {
     entries: Vec<Entry>,
     len: usize,
@@ -207,7 +207,7 @@ const SMALL_SLOTS: usize = 64;
 /// filling bucket grows one of its own, and large buffers are made only when none is spare.
 /// (With one stack every occupied bucket came to hold a large buffer: at k = 32, 10k grows
 /// during the run and 146 against 110 MB peak.)
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Spares {
     small: Vec<Vec<Entry>>,
     large: Vec<Vec<Entry>>,
@@ -336,6 +336,7 @@ const RADIX_MIN_EVENTS: usize = 32;
 /// Events scheduled into the bucket being executed (a short packet's transmission ending
 /// within 8 ns) are kept apart in `soon`, all of them newer than the bucket's: inserting them
 /// among a large fabric's thousand events of the bucket would move half of them each time.
+#[derive(Clone)]
 pub struct EventQueue {
     /// Events of the current bucket [cur_bucket << SHIFT, (cur_bucket + 1) << SHIFT), sorted
     /// by descending (time, insertion order) so the next event is the last one.

@@ -627,6 +627,7 @@ pub fn parse_hpcc_file(text: &str, shown: &str) -> Result<Topology, ScenarioErro
 /// "attachment") is reached through the same ports from anywhere else: the table has one
 /// entry per (switch, attachment switch), linear in the fabric, and identical port lists are
 /// stored once. ECMP picks among a list by flow hash.
+#[derive(Clone)]
 pub struct Routes {
     /// Index = switch_index * num_attach + attachment index -> the one egress port, or with
     /// `ROUTE_LIST` set a list in `ports` (its length and offset packed), or `ROUTE_TO_HOST`
