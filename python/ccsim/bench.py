@@ -31,7 +31,9 @@ def measure(
     A short benchmark is repeated (until ``min_total_s`` of wall time or ``max_runs`` runs) and
     the run with the median wall time is reported, so one noisy run does not decide the number.
     With ``threads`` > 1 it runs on the parallel engine, and the row adds the synchronization:
-    partitions, windows per simulated ms, crossings and each thread's idle fraction.
+    partitions, windows per simulated ms, crossings, each thread's idle fraction and the
+    critical path (each window's slowest partition, summed: the least time any thread count
+    could take).
 
     Examples
     --------
@@ -69,6 +71,7 @@ def measure(
         row["crossings"] = sync["crossings"]
         row["idle_fraction"] = sync["idle_fraction"]
         row["serial_s"] = sync["serial_s"]
+        row["critical_path_s"] = sync["critical_path_s"]
     return row
 
 
@@ -135,6 +138,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
                     _or_dash(r.get("partitions"), str),
                     _or_dash(r.get("windows_per_sim_ms"), lambda x: f"{x:.0f}"),
                     _or_dash(r.get("idle_fraction"), lambda x: f"{100 * max(x):.0f}%"),
+                    _or_dash(r.get("critical_path_s"), lambda x: f"{x:.2f}"),
                 ]
                 if parallel
                 else []
@@ -143,7 +147,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
         for r in rows
     ]
     if parallel:
-        header += ["partitions", "windows/sim ms", "idle max"]
+        header += ["partitions", "windows/sim ms", "idle max", "critical path s"]
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
     # The name and sim time read left to right; the numbers line up on the right.
     return "\n".join(

@@ -532,6 +532,8 @@ impl Parallel {
         let stop = AtomicBool::new(false);
         let failed: Mutex<Option<(usize, SimError)>> = Mutex::new(None);
         let claimed: Vec<AtomicBool> = (0..parts).map(|_| AtomicBool::new(false)).collect();
+        // Nanoseconds each partition took in the current window.
+        let took_ns: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(0)).collect();
         let mut busy = vec![0.0f64; threads];
         // One thread's share of a window: deliver what came in, run to the window's end, send
         // what crossed out.
@@ -547,6 +549,7 @@ impl Parallel {
                 if claimed[i].swap(true, Ordering::AcqRel) {
                     continue;
                 }
+                let t_part = std::time::Instant::now();
                 let mut sim = shared.part(i);
                 for from in 0..parts {
                     let mut slot = last[from * parts + i].lock().expect("slot");
@@ -573,6 +576,7 @@ impl Parallel {
                         std::mem::swap(&mut *slot, out);
                     }
                 }
+                took_ns[i].store(t_part.elapsed().as_nanos() as u64, Ordering::Relaxed);
             }
             *busy += t0.elapsed().as_secs_f64();
         };
@@ -618,6 +622,8 @@ impl Parallel {
                 barrier.wait();
                 work(0, &mut busy[0]);
                 barrier.wait();
+                let slowest_ns = took_ns.iter().map(|n| n.load(Ordering::Relaxed)).max();
+                ctl.stats.critical_s += slowest_ns.unwrap_or(0) as f64 * 1e-9;
                 ctl.now_ps = end_ps;
                 ctl.stats.windows += 1;
             }

@@ -75,6 +75,9 @@ pub struct SyncStats {
     pub busy_s: Vec<f64>,
     /// Seconds between windows: the coordinator's whole-fabric work, every other thread waiting.
     pub serial_s: f64,
+    /// Per window, the seconds of its slowest partition, summed: with a thread per partition,
+    /// the run could take no less than this plus `serial_s`.
+    pub critical_s: f64,
 }
 
 /// The result tables of every run, in output order (each is `<name>.csv` in a run directory).
@@ -188,6 +191,7 @@ impl Results {
                 "busy_s": p.busy_s,
                 "idle_fraction": p.busy_s.iter().map(|b| 1.0 - b / w).collect::<Vec<f64>>(),
                 "serial_s": p.serial_s,
+                "critical_path_s": p.critical_s + p.serial_s,
             });
         }
         s
