@@ -32,16 +32,13 @@ use crate::net::{Arena, IntHop, IntStack, Packet, PktKind, Port, MAX_INT_HOPS};
 use crate::sim::{Event, EventQueue, TimerOwner};
 use crate::topo::{Layer, Topology};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
 
 /// The most partitions a fabric is cut into: more threads than this find no more work.
 pub const MAX_PARTITIONS: usize = 16;
 // A port names the partition its peer is in with one byte (`Port::cut`).
 const _: () = assert!(MAX_PARTITIONS < 256);
-
-/// The fewest events a call of `Parallel::run_events` runs (unless the run ends): the threads
-/// start at each call (about a millisecond on the 2-core development machine).
-const MIN_CALL_EVENTS: u64 = 1 << 21;
 
 /// A packet or PFC frame on its way to another partition.
 #[derive(Clone, Copy, Debug)]
@@ -370,7 +367,9 @@ impl SpinBarrier {
 
 /// A run cut into partitions, each a `Simulation`, run by `threads` threads.
 pub struct Parallel {
-    shared: Shared,
+    shared: Arc<Shared>,
+    /// The helper threads (all but the caller's), started by the first `run_events`.
+    pool: Option<Pool>,
     node_owner: Vec<u16>,
     /// Order of the probed ports and rate-sampled flows in the single-run output.
     queue_order: Vec<u32>,
@@ -453,13 +452,14 @@ impl Parallel {
             make_part(sim, i, parts, &port_owner);
         }
         Ok(Parallel {
-            shared: Shared {
+            shared: Arc::new(Shared {
                 parts: sims.into_iter().map(Mutex::new).collect(),
                 port_owner,
                 slots: (0..2 * parts * parts)
                     .map(|_| Mutex::new(Batch::default()))
                     .collect(),
-            },
+            }),
+            pool: None,
             node_owner: cut.node_owner,
             queue_order,
             rate_order,
@@ -508,141 +508,228 @@ impl Parallel {
         self.shared.part(0).flows.len()
     }
 
-    /// Run windows until about `max_events` more events ran (at least `MIN_CALL_EVENTS`: each
-    /// call starts the threads). Returns Ok(true) when the run is over. Where it stops between
-    /// calls does not change the results.
+    /// Run windows until about `max_events` more events ran (at least one window). Returns
+    /// Ok(true) when the run is over. Where it stops between calls does not change the
+    /// results; the threads sleep between calls.
     pub fn run_events(&mut self, max_events: u64) -> Result<bool, SimError> {
         if self.ctl.done {
             return Ok(true);
         }
-        let max_events = max_events.max(MIN_CALL_EVENTS);
         let start_events = self.events();
-        let (shared, ctl) = (&self.shared, &mut self.ctl);
-        let parts = shared.parts.len();
-        let threads = ctl.stats.threads;
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let barrier = SpinBarrier {
-            threads,
-            spins: if threads <= cores { 1 << 14 } else { 0 },
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
+        let threads = self.ctl.stats.threads;
+        let shared = &self.shared;
+        let pool = self
+            .pool
+            .get_or_insert_with(|| Pool::start(shared, threads));
+        let (win, ctl) = (Arc::clone(&pool.window), &mut self.ctl);
+        pool.open_call();
+        let result = loop {
+            let t_plan = std::time::Instant::now();
+            let plan = match win.failed.lock().expect("error slot").take() {
+                Some((_, e)) => Err(e),
+                None => ctl.plan(shared, start_events, max_events),
+            };
+            ctl.stats.serial_s += t_plan.elapsed().as_secs_f64();
+            let end_ps = match plan {
+                Ok(Plan::Run { end_ps }) => end_ps,
+                other => {
+                    // The helpers leave the window loop and sleep until the next call. The
+                    // second barrier: every helper has read `pause` before the next call may
+                    // clear it.
+                    win.pause.store(true, Ordering::Release);
+                    win.barrier.wait();
+                    win.barrier.wait();
+                    break other.map(|_| ctl.done);
+                }
+            };
+            win.end_ps.store(end_ps, Ordering::Release);
+            win.no.store(ctl.stats.windows, Ordering::Release);
+            win.pause.store(false, Ordering::Release);
+            for c in &win.claimed {
+                c.store(false, Ordering::Relaxed);
+            }
+            win.barrier.wait();
+            run_window(shared, &win, 0);
+            win.barrier.wait();
+            let slowest_ns = win.took_ns.iter().map(|n| n.load(Ordering::Relaxed)).max();
+            ctl.stats.critical_s += slowest_ns.unwrap_or(0) as f64 * 1e-9;
+            ctl.now_ps = end_ps;
+            ctl.stats.windows += 1;
         };
-        let window_end = AtomicU64::new(0);
-        let window_no = AtomicU64::new(0);
-        let stop = AtomicBool::new(false);
-        let failed: Mutex<Option<(usize, SimError)>> = Mutex::new(None);
-        let claimed: Vec<AtomicBool> = (0..parts).map(|_| AtomicBool::new(false)).collect();
-        // Nanoseconds each partition took in the current window.
-        let took_ns: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(0)).collect();
-        let mut busy = vec![0.0f64; threads];
-        // One thread's share of a window: deliver what came in, run to the window's end, send
-        // what crossed out.
-        let work = |t: usize, busy: &mut f64| {
-            let end_ps = window_end.load(Ordering::Acquire);
-            let (now, last) = shared.halves(window_no.load(Ordering::Acquire));
-            let t0 = std::time::Instant::now();
-            // A thread runs its own partitions first (t, t + threads, ...: their state stays in
-            // its core's cache), then any not yet taken. Who runs one changes nothing.
-            let own = (t..parts).step_by(threads);
-            let rest = (0..parts).map(|k| (t + k) % parts);
-            for i in own.chain(rest) {
-                if claimed[i].swap(true, Ordering::AcqRel) {
-                    continue;
-                }
-                let t_part = std::time::Instant::now();
-                let mut sim = shared.part(i);
-                for from in 0..parts {
-                    let mut slot = last[from * parts + i].lock().expect("slot");
-                    sim.receive_crossings(&slot);
-                    slot.clear();
-                }
-                let ran = sim.run_until(end_ps);
-                let next_ps = sim.q.peek_time().unwrap_or(u64::MAX);
-                sim.part.as_mut().expect("a partition").next_ps = next_ps;
-                if let Err(e) = ran {
-                    // The first partition's error, whichever thread found it first.
-                    let mut f = failed.lock().expect("error slot");
-                    if f.as_ref().is_none_or(|(j, _)| i < *j) {
-                        *f = Some((i, e));
-                    }
-                }
-                let part = sim.part.as_mut().expect("a partition");
-                for (to, out) in part.outbox.iter_mut().enumerate() {
-                    if !out.is_empty() {
-                        // The slot was emptied at the start of the window before: swap (its
-                        // buffers come back to this outbox, so neither side allocates again).
-                        let mut slot = now[i * parts + to].lock().expect("slot");
-                        debug_assert!(slot.is_empty());
-                        std::mem::swap(&mut *slot, out);
-                    }
-                }
-                took_ns[i].store(t_part.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            }
-            *busy += t0.elapsed().as_secs_f64();
-        };
-        let result = std::thread::scope(|scope| {
-            let (bar, stop_r, work_r) = (&barrier, &stop, &work);
-            let helpers: Vec<_> = (1..threads)
-                .map(|t| {
-                    scope.spawn(move || {
-                        let mut b = 0.0;
-                        loop {
-                            bar.wait();
-                            if stop_r.load(Ordering::Acquire) {
-                                return b;
-                            }
-                            work_r(t, &mut b);
-                            bar.wait();
-                        }
-                    })
-                })
-                .collect();
-            let result;
-            loop {
-                let t_plan = std::time::Instant::now();
-                let plan = match failed.lock().expect("error slot").take() {
-                    Some((_, e)) => Err(e),
-                    None => ctl.plan(shared, start_events, max_events),
-                };
-                ctl.stats.serial_s += t_plan.elapsed().as_secs_f64();
-                let end_ps = match plan {
-                    Ok(Plan::Run { end_ps }) => end_ps,
-                    other => {
-                        result = other.map(|_| ctl.done);
-                        stop.store(true, Ordering::Release);
-                        barrier.wait();
-                        break;
-                    }
-                };
-                window_end.store(end_ps, Ordering::Release);
-                window_no.store(ctl.stats.windows, Ordering::Release);
-                for c in &claimed {
-                    c.store(false, Ordering::Relaxed);
-                }
-                barrier.wait();
-                work(0, &mut busy[0]);
-                barrier.wait();
-                let slowest_ns = took_ns.iter().map(|n| n.load(Ordering::Relaxed)).max();
-                ctl.stats.critical_s += slowest_ns.unwrap_or(0) as f64 * 1e-9;
-                ctl.now_ps = end_ps;
-                ctl.stats.windows += 1;
-            }
-            for (t, h) in helpers.into_iter().enumerate() {
-                busy[t + 1] += h.join().expect("a partition's thread panicked");
-            }
-            result
-        });
-        let stats = &mut self.ctl.stats;
-        if stats.busy_s.len() < threads {
-            stats.busy_s.resize(threads, 0.0);
-        }
-        for (t, b) in busy.into_iter().enumerate() {
-            stats.busy_s[t] += b;
-        }
+        ctl.stats.busy_s = (win.busy_ns.iter())
+            .map(|n| n.load(Ordering::Relaxed) as f64 * 1e-9)
+            .collect();
         if result.is_err() {
-            self.ctl.done = true;
+            ctl.done = true;
         }
         result
+    }
+}
+
+/// What the threads share within a window, set by the coordinator between barriers.
+struct Window {
+    barrier: SpinBarrier,
+    end_ps: AtomicU64,
+    /// The window's number: its parity picks the slots it sends into (`Shared::halves`).
+    no: AtomicU64,
+    /// Set for the barrier that ends a call: the helpers go to sleep.
+    pause: AtomicBool,
+    /// Per partition: a thread has taken it this window.
+    claimed: Vec<AtomicBool>,
+    /// Per partition: nanoseconds it took this window.
+    took_ns: Vec<AtomicU64>,
+    /// Per thread: nanoseconds spent running partitions, since the start.
+    busy_ns: Vec<AtomicU64>,
+    /// The lowest partition's error, whichever thread found it first.
+    failed: Mutex<Option<(usize, SimError)>>,
+}
+
+/// One thread's share of a window: deliver what came in, run to the window's end, send what
+/// crossed out, for each partition it takes.
+fn run_window(shared: &Shared, win: &Window, t: usize) {
+    let parts = shared.parts.len();
+    let threads = win.busy_ns.len();
+    let end_ps = win.end_ps.load(Ordering::Acquire);
+    let (now, last) = shared.halves(win.no.load(Ordering::Acquire));
+    let t0 = std::time::Instant::now();
+    // A thread runs its own partitions first (t, t + threads, ...: their state stays in its
+    // core's cache), then any not yet taken. Who runs one changes nothing.
+    let own = (t..parts).step_by(threads);
+    let rest = (0..parts).map(|k| (t + k) % parts);
+    for i in own.chain(rest) {
+        if win.claimed[i].swap(true, Ordering::AcqRel) {
+            continue;
+        }
+        let t_part = std::time::Instant::now();
+        let mut sim = shared.part(i);
+        for from in 0..parts {
+            let mut slot = last[from * parts + i].lock().expect("slot");
+            sim.receive_crossings(&slot);
+            slot.clear();
+        }
+        let ran = sim.run_until(end_ps);
+        let next_ps = sim.q.peek_time().unwrap_or(u64::MAX);
+        sim.part.as_mut().expect("a partition").next_ps = next_ps;
+        if let Err(e) = ran {
+            let mut f = win.failed.lock().expect("error slot");
+            if f.as_ref().is_none_or(|(j, _)| i < *j) {
+                *f = Some((i, e));
+            }
+        }
+        let part = sim.part.as_mut().expect("a partition");
+        for (to, out) in part.outbox.iter_mut().enumerate() {
+            if !out.is_empty() {
+                // The slot was emptied at the start of the window before: swap (its buffers
+                // come back to this outbox, so neither side allocates again).
+                let mut slot = now[i * parts + to].lock().expect("slot");
+                debug_assert!(slot.is_empty());
+                std::mem::swap(&mut *slot, out);
+            }
+        }
+        win.took_ns[i].store(t_part.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+    win.busy_ns[t].fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
+/// The helper threads, kept from the first call of `run_events` to the end of the run
+/// (starting them at each call cost about a millisecond, and moved them between cores). Within
+/// a call they meet the caller at `Window::barrier`; between calls they sleep on `gate`.
+struct Pool {
+    window: Arc<Window>,
+    gate: Arc<(Mutex<Gate>, Condvar)>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+/// Calls opened so far, and whether the run is over.
+#[derive(Default)]
+struct Gate {
+    calls: u64,
+    shutdown: bool,
+}
+
+impl Pool {
+    fn start(shared: &Arc<Shared>, threads: usize) -> Pool {
+        let parts = shared.parts.len();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let window = Arc::new(Window {
+            barrier: SpinBarrier {
+                threads,
+                spins: if threads <= cores { 1 << 14 } else { 0 },
+                arrived: AtomicUsize::new(0),
+                generation: AtomicUsize::new(0),
+            },
+            end_ps: AtomicU64::new(0),
+            no: AtomicU64::new(0),
+            pause: AtomicBool::new(false),
+            claimed: (0..parts).map(|_| AtomicBool::new(false)).collect(),
+            took_ns: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+            busy_ns: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            failed: Mutex::new(None),
+        });
+        let gate = Arc::new((Mutex::new(Gate::default()), Condvar::new()));
+        let handles = (1..threads)
+            .map(|t| {
+                let (shared, win, gate) =
+                    (Arc::clone(shared), Arc::clone(&window), Arc::clone(&gate));
+                std::thread::spawn(move || helper(t, &shared, &win, &gate))
+            })
+            .collect();
+        Pool {
+            window,
+            gate,
+            handles,
+        }
+    }
+
+    /// Wake the helpers for a call of `run_events`.
+    fn open_call(&self) {
+        let (m, cv) = &*self.gate;
+        m.lock().expect("gate").calls += 1;
+        cv.notify_all();
+    }
+}
+
+/// Helper thread `t`: sleep until a call opens, then run windows until the call ends.
+fn helper(t: usize, shared: &Shared, win: &Window, gate: &(Mutex<Gate>, Condvar)) {
+    let mut seen = 0;
+    loop {
+        {
+            let (m, cv) = gate;
+            let mut g = m.lock().expect("gate");
+            while g.calls == seen && !g.shutdown {
+                g = cv.wait(g).expect("gate");
+            }
+            if g.shutdown {
+                return;
+            }
+            seen = g.calls;
+        }
+        loop {
+            win.barrier.wait();
+            if win.pause.load(Ordering::Acquire) {
+                win.barrier.wait();
+                break;
+            }
+            run_window(shared, win, t);
+            win.barrier.wait();
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let (m, cv) = &*self.gate;
+        if let Ok(mut g) = m.lock() {
+            g.shutdown = true;
+        }
+        cv.notify_all();
+        // After a panic in a call the helpers may wait at a barrier: leave them rather than
+        // hang on them.
+        if !std::thread::panicking() {
+            for h in self.handles.drain(..) {
+                h.join().expect("a partition's thread panicked");
+            }
+        }
     }
 }
 
@@ -768,9 +855,10 @@ impl Parallel {
     /// from the partition that owns it, each flow's halves from its two ends, the probes'
     /// samples in the single-run order, the counters summed.
     pub fn into_simulation(self) -> Simulation {
-        let port_owner = self.shared.port_owner;
-        let mut parts: Vec<Simulation> = self
-            .shared
+        drop(self.pool);
+        let shared = Arc::into_inner(self.shared).expect("the threads have stopped");
+        let port_owner = shared.port_owner;
+        let mut parts: Vec<Simulation> = shared
             .parts
             .into_iter()
             .map(|m| m.into_inner().expect("a partition's thread panicked"))
