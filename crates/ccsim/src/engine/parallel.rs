@@ -533,12 +533,7 @@ impl Parallel {
             let end_ps = match plan {
                 Ok(Plan::Run { end_ps }) => end_ps,
                 other => {
-                    // The helpers leave the window loop and sleep until the next call. The
-                    // second barrier: every helper has read `pause` before the next call may
-                    // clear it.
-                    win.pause.store(true, Ordering::Release);
-                    win.barrier.wait();
-                    win.barrier.wait();
+                    win.pause_helpers();
                     break other.map(|_| ctl.done);
                 }
             };
@@ -549,8 +544,13 @@ impl Parallel {
                 c.store(false, Ordering::Relaxed);
             }
             win.barrier.wait();
-            run_window(shared, &win, 0);
+            run_window_caught(shared, &win, 0);
             win.barrier.wait();
+            if win.panicked.load(Ordering::Acquire) {
+                // A bug: put the helpers to sleep (so that they end with the run), then fail.
+                win.pause_helpers();
+                panic!("a partition's thread panicked");
+            }
             let slowest_ns = win.took_ns.iter().map(|n| n.load(Ordering::Relaxed)).max();
             ctl.stats.critical_s += slowest_ns.unwrap_or(0) as f64 * 1e-9;
             ctl.now_ps = end_ps;
@@ -582,6 +582,27 @@ struct Window {
     busy_ns: Vec<AtomicU64>,
     /// The lowest partition's error, whichever thread found it first.
     failed: Mutex<Option<(usize, SimError)>>,
+    /// A thread panicked in its share of the window (a bug).
+    panicked: AtomicBool,
+}
+
+impl Window {
+    /// End a call: the helpers leave the window loop and sleep until the next. The second
+    /// barrier: every helper has read `pause` before the next call may clear it.
+    fn pause_helpers(&self) {
+        self.pause.store(true, Ordering::Release);
+        self.barrier.wait();
+        self.barrier.wait();
+    }
+}
+
+/// `run_window`, a panic in it noted in `Window::panicked` so that the thread still meets the
+/// others at the barrier (the caller then fails, instead of every thread waiting forever).
+fn run_window_caught(shared: &Shared, win: &Window, t: usize) {
+    let run = std::panic::AssertUnwindSafe(|| run_window(shared, win, t));
+    if std::panic::catch_unwind(run).is_err() {
+        win.panicked.store(true, Ordering::Release);
+    }
 }
 
 /// One thread's share of a window: deliver what came in, run to the window's end, send what
@@ -665,6 +686,7 @@ impl Pool {
             took_ns: (0..parts).map(|_| AtomicU64::new(0)).collect(),
             busy_ns: (0..threads).map(|_| AtomicU64::new(0)).collect(),
             failed: Mutex::new(None),
+            panicked: AtomicBool::new(false),
         });
         let gate = Arc::new((Mutex::new(Gate::default()), Condvar::new()));
         let handles = (1..threads)
@@ -710,7 +732,7 @@ fn helper(t: usize, shared: &Shared, win: &Window, gate: &(Mutex<Gate>, Condvar)
                 win.barrier.wait();
                 break;
             }
-            run_window(shared, win, t);
+            run_window_caught(shared, win, t);
             win.barrier.wait();
         }
     }
@@ -723,11 +745,10 @@ impl Drop for Pool {
             g.shutdown = true;
         }
         cv.notify_all();
-        // After a panic in a call the helpers may wait at a barrier: leave them rather than
-        // hang on them.
+        // When a call panicked, the helpers have been put to sleep and end on their own.
         if !std::thread::panicking() {
             for h in self.handles.drain(..) {
-                h.join().expect("a partition's thread panicked");
+                h.join().expect("a helper thread ends cleanly");
             }
         }
     }
