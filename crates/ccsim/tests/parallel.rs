@@ -255,6 +255,20 @@ fn threads_are_checked_and_a_trace_needs_one() {
     let sc = Scenario::load(&traced, std::path::Path::new("."), None, &[]).unwrap();
     let e = sc.start_parallel(2).err().expect("refused").to_string();
     assert!(e.contains("threads") && e.contains("output.trace"), "{e}");
+    // "auto" goes by the fabric's size alone: the 9-host incast on one thread, the 128-host
+    // fat-tree in parallel.
+    let auto = |toml: &str| {
+        let sc = Scenario::load(
+            &format!("threads = \"auto\"\n{toml}"),
+            ".".as_ref(),
+            None,
+            &[],
+        );
+        sc.expect("loads").start().expect("builds")
+    };
+    assert!(matches!(auto(&base), ccsim::engine::parallel::Run::One(_)));
+    let k8 = ccsim::bench::scenario("fattree-k8").expect("a benchmark");
+    assert!(matches!(auto(&k8), ccsim::engine::parallel::Run::Many(_)));
 }
 
 #[test]
