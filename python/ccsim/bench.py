@@ -107,6 +107,9 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     incast        1  10.0 ms      3    0.001    1.50     0.150     42.0  30.0 M    20.0 M        25.0 M
     """
     parallel = any("partitions" in r for r in rows)
+    # Speed-up over the same benchmark's one-thread row, when the table has one.
+    one = {r.get("name"): r["wall_s"] for r in rows if r.get("threads", 1) == 1 and "wall_s" in r}
+    speedup = parallel and bool(one)
     header = [
         "name",
         "threads",
@@ -143,11 +146,14 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
                 if parallel
                 else []
             ),
+            *([_speedup(one.get(r.get("name")), r.get("wall_s"))] if speedup else []),
         ]
         for r in rows
     ]
     if parallel:
         header += ["partitions", "windows/sim ms", "idle max", "critical path s"]
+    if speedup:
+        header += ["speed-up"]
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
     # The name and sim time read left to right; the numbers line up on the right.
     return "\n".join(
@@ -181,6 +187,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _peak_rss_mb() -> float:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / 2**20 if sys.platform == "darwin" else rss / 2**10  # bytes on macOS, else KiB
+
+
+def _speedup(one_thread_s: float | None, wall_s: float | None) -> str:
+    """One thread's wall time over this row's, as ``1.60x`` (``-`` without both)."""
+    if one_thread_s is None or not wall_s:
+        return "-"
+    return f"{one_thread_s / wall_s:.2f}x"
 
 
 def _or_dash(value: Any, fmt: Any) -> str:

@@ -100,6 +100,11 @@ def _threads_count(text: str) -> int:
     return int(text)
 
 
+def _thread_counts(text: str) -> list[int]:
+    """Numbers of threads, comma-separated (``1,2,4,8,16``)."""
+    return [_threads_count(part) for part in text.split(",")]
+
+
 def _threads(text: str) -> str:
     """A run's threads: a number >= 1 or `auto`, as the TOML value of `threads`."""
     return '"auto"' if text == "auto" else str(_threads_count(text))
@@ -254,11 +259,13 @@ def _cmd_import_hpcc(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     rows = []
     for name in [args.only] if args.only else bench.BENCHMARKS:
-        print(f"bench: running {name} ...", file=sys.stderr, flush=True)
-        try:
-            rows.append(bench.run_isolated(name, args.threads))
-        except RuntimeError as e:
-            return _fail(str(e), EXIT_BUG)
+        for threads in args.threads:
+            on = f" on {threads} threads" if threads > 1 else ""
+            print(f"bench: running {name}{on} ...", file=sys.stderr, flush=True)
+            try:
+                rows.append(bench.run_isolated(name, threads))
+            except RuntimeError as e:
+                return _fail(str(e), EXIT_BUG)
     print("\n".join(json.dumps(r) for r in rows) if args.json else bench.format_table(rows))
     return 0
 
@@ -826,10 +833,11 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true", help="print one JSON line per benchmark")
     q.add_argument(
         "--threads",
-        type=_threads_count,
-        default=1,
-        metavar="N",
-        help="run each benchmark on the parallel engine with N threads (default 1: one thread)",
+        type=_thread_counts,
+        default=[1],
+        metavar="N[,N...]",
+        help="run each benchmark on N threads (N >= 2: the parallel engine; default 1); "
+        "with several counts, e.g. 1,2,4,8,16, the table adds each one's speed-up over 1",
     )
     q.set_defaults(func=_cmd_bench)
     return p

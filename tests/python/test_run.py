@@ -9,6 +9,7 @@ from pathlib import Path
 
 import ccsim
 import pytest
+from ccsim import bench
 from helpers import ccsim_cli as cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -160,6 +161,23 @@ def test_bench_reports_link_traversals() -> None:
     row = json.loads(proc.stdout.strip().splitlines()[-1])
     text = json.dumps(row)
     assert "traversals" in text and "events" in text
+
+
+def test_bench_runs_a_list_of_thread_counts_and_gives_each_ones_speed_up() -> None:
+    proc = cli("bench", "--only", "incast", "--threads", "1,2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.strip().splitlines()]
+    assert [r["threads"] for r in rows] == [1, 2]
+    assert "partitions" in rows[1] and "partitions" not in rows[0]
+    # The same events on both: the run is one scenario, whatever the engine.
+    assert rows[0]["link_traversals"] > 0
+    # The table's speed-up is the one-thread wall time over the row's own.
+    one = {"name": "b", "threads": 1, "wall_s": 3.0}
+    two = {"name": "b", "threads": 2, "wall_s": 2.0, "partitions": 4}
+    last = bench.format_table([one, two]).splitlines()[-1]
+    assert last.endswith("1.50x"), last
+    proc = cli("bench", "--only", "incast", "--threads", "1,0")
+    assert proc.returncode == 2 and "--threads" in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize(
