@@ -32,8 +32,8 @@ def measure(
     the run with the median wall time is reported, so one noisy run does not decide the number.
     With ``threads`` > 1 it runs on the parallel engine, and the row adds the synchronization:
     partitions, windows per simulated ms, crossings, each thread's idle fraction and the
-    critical path (each window's slowest partition, summed: the least time any thread count
-    could take).
+    critical path (each window's slowest partition, summed: at the speed the partitions ran,
+    the least time any thread count could take).
 
     Examples
     --------

@@ -75,8 +75,8 @@ pub struct SyncStats {
     pub busy_s: Vec<f64>,
     /// Seconds between windows: the coordinator's whole-fabric work, every other thread waiting.
     pub serial_s: f64,
-    /// Per window, the seconds of its slowest partition, summed: with a thread per partition,
-    /// the run could take no less than this plus `serial_s`.
+    /// Per window, the seconds of its slowest partition, summed: with a thread per partition
+    /// running at the speed these ran, the run could take no less than this plus `serial_s`.
     pub critical_s: f64,
 }
 
