@@ -551,8 +551,9 @@ impl Parallel {
                 win.pause_helpers();
                 panic!("a partition's thread panicked");
             }
-            let slowest_ns = win.took_ns.iter().map(|n| n.load(Ordering::Relaxed)).max();
-            ctl.stats.critical_s += slowest_ns.unwrap_or(0) as f64 * 1e-9;
+            let took_ns = win.took_ns.iter().map(|n| n.load(Ordering::Relaxed));
+            ctl.stats.critical_s += took_ns.clone().max().unwrap_or(0) as f64 * 1e-9;
+            ctl.stats.work_s += took_ns.sum::<u64>() as f64 * 1e-9;
             ctl.now_ps = end_ps;
             ctl.stats.windows += 1;
         };

@@ -78,6 +78,8 @@ pub struct SyncStats {
     /// Per window, the seconds of its slowest partition, summed: with a thread per partition
     /// running at the speed these ran, the run could take no less than this plus `serial_s`.
     pub critical_s: f64,
+    /// Seconds the partitions ran, all windows and partitions summed.
+    pub work_s: f64,
 }
 
 /// The result tables of every run, in output order (each is `<name>.csv` in a run directory).
@@ -192,6 +194,7 @@ impl Results {
                 "idle_fraction": p.busy_s.iter().map(|b| 1.0 - b / w).collect::<Vec<f64>>(),
                 "serial_s": p.serial_s,
                 "critical_path_s": p.critical_s + p.serial_s,
+                "partition_work_s": p.work_s,
             });
         }
         s
