@@ -5,7 +5,8 @@
 //! that lossy fabric, `incast-ndp` NDP with 8-packet queues, `incast-homa` Homa on it with strict
 //! priorities. `fattree-k<K>` is the k-ary
 //! fat-tree (K^3/4 hosts, 100G everywhere) with WebSearch at 30% load and DCQCN for 0.5 ms:
-//! the same load per host at every size, so the cost per link traversal shows how it scales.
+//! the same load per host at every size, so the cost per link traversal shows how it scales;
+//! `fattree-k<K>-<scheme>` runs it with another scheme.
 
 /// Benchmark names, in `ccsim bench` order.
 pub const NAMES: &[&str] = &[
@@ -25,6 +26,7 @@ pub const NAMES: &[&str] = &[
     "fattree-k8",
     "fattree-k16",
     "fattree-k32",
+    "fattree-k32-hpcc",
 ];
 
 const INCAST: &str = r#"
@@ -52,7 +54,7 @@ const FATTREE_K: &str = r#"
 name = "bench-fattree-kK"
 duration = "0.5ms"
 topology = { kind = "fat_tree", k = K, host_link = { rate = "100Gbps", delay = "1us" }, fabric_link = { rate = "100Gbps", delay = "1us" } }
-cc = { scheme = "dcqcn" }
+cc = { scheme = "SCHEME" }
 [[workload]]
 kind = "poisson"
 cdf = "websearch"
@@ -69,8 +71,9 @@ pub fn scenario(name: &str) -> Option<String> {
     if !NAMES.contains(&name) {
         return None;
     }
-    if let Some(k) = name.strip_prefix("fattree-k") {
-        return Some(FATTREE_K.replace('K', k));
+    if let Some(rest) = name.strip_prefix("fattree-k") {
+        let (k, scheme) = rest.split_once('-').unwrap_or((rest, "dcqcn"));
+        return Some(FATTREE_K.replace('K', k).replace("SCHEME", scheme));
     }
     let (base, variant) = name.split_once('-').unwrap_or((name, "dcqcn"));
     let text = match base {
@@ -99,4 +102,27 @@ pub fn scenario(name: &str) -> Option<String> {
         "homa" => lossy("homa", 128, ""),
         _ => text.replace("SCHEME", variant),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_benchmark_is_a_valid_scenario_and_a_fattree_suffix_names_its_scheme() {
+        let dir = std::env::temp_dir();
+        for name in NAMES {
+            let text = scenario(name).expect("a benchmark");
+            let sc = crate::scenario::Scenario::load(&text, &dir, None, &[])
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let scheme = &sc.cfg.cc.scheme;
+            let want = match name.rsplit_once('-') {
+                Some((_, s)) if crate::cc::scheme(s).is_some() => s,
+                _ => "dcqcn",
+            };
+            assert_eq!(scheme, want, "{name}");
+        }
+        assert!(scenario("fattree-k32-hpcc").unwrap().contains("k = 32,"));
+        assert_eq!(scenario("fattree-k7"), None);
+    }
 }
