@@ -26,10 +26,11 @@ fn run_in_calls(toml: &str, threads: usize, call_events: u64) -> (String, Simula
     (out, sim)
 }
 
-/// The outputs for 1, 2 and 4 threads are the same bytes; returns the run.
+/// The outputs for 1, 2 and 4 threads (`common::thread_counts`) are the same bytes; returns
+/// the run.
 fn identical_for_any_thread_count(label: &str, toml: &str) -> Simulation {
     let (one, sim) = run_parallel(toml, 1);
-    for threads in [2, 4] {
+    for threads in common::thread_counts(&[2, 4]) {
         let (out, _) = run_parallel(toml, threads);
         if out != one {
             let at = out
@@ -176,7 +177,7 @@ fn the_fat_tree_benchmark_is_identical_for_any_thread_count() {
     // Where the calls stop changes nothing: one window per call (the threads sleep between
     // calls and wake for the next) gives the same bytes.
     let (whole, _) = run_parallel(&toml, 1);
-    for threads in [2, 3, 4] {
+    for threads in common::thread_counts(&[2, 3, 4]) {
         let (windows, _) = run_in_calls(&toml, threads, 1);
         assert!(windows == whole, "{threads} threads, one window per call");
     }

@@ -3,6 +3,21 @@
 
 use ccsim::{Results, Scenario, Simulation};
 
+/// The thread counts a parallel test compares with one thread: `default`, or the list in
+/// `CCSIM_TEST_THREADS` (e.g. `2,4,8,16` on a machine with the cores).
+pub fn thread_counts(default: &[usize]) -> Vec<usize> {
+    match std::env::var("CCSIM_TEST_THREADS") {
+        Ok(v) => v
+            .split(',')
+            .map(|n| match n.trim().parse() {
+                Ok(n) if n >= 1 => n,
+                _ => panic!("CCSIM_TEST_THREADS={v:?}: give thread counts >= 1, e.g. 2,4,8,16"),
+            })
+            .collect(),
+        Err(_) => default.to_vec(),
+    }
+}
+
 /// The `[fabric]` lines scheme `scheme` needs to run (empty if none): PFC off for a lossy-only
 /// scheme, strict priorities for one that ranks packets.
 pub fn scheme_fabric(scheme: &str) -> String {
