@@ -543,8 +543,14 @@ impl Simulation {
             } => self.timer(owner, kind, id, epoch),
             Event::Rto { flow, epoch } => self.rto_fired(flow, epoch),
             Event::AckTimer { flow } => self.ack_timer_fired(flow),
-            Event::SampleQueues => self.sample_queues(),
-            Event::SampleRates => self.sample_rates(),
+            Event::SampleQueues => {
+                self.sample_queues();
+                self.count_shared_once();
+            }
+            Event::SampleRates => {
+                self.sample_rates();
+                self.count_shared_once();
+            }
             // A partition only asks: the scan sees the whole fabric (`parallel`).
             Event::DeadlockCheck => match &mut self.part {
                 Some(part) => part.deadlock_asked = true,

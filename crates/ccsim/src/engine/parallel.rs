@@ -152,6 +152,14 @@ impl Simulation {
         }
     }
 
+    /// A sampling event runs in every partition (each samples what it owns); partition 0
+    /// alone counts it in `events`, so a parallel run's count means what a single run's does.
+    pub(crate) fn count_shared_once(&mut self) {
+        if self.part.as_ref().is_some_and(|p| p.index != 0) {
+            self.events -= 1;
+        }
+    }
+
     /// Take in the packets another partition sent.
     fn receive_crossings(&mut self, b: &Batch) {
         if let Some(part) = &mut self.part {
