@@ -301,7 +301,6 @@ fn without_ties_or_random_draws_it_is_the_single_threaded_run() {
         for threads in [1, 2] {
             let (_, par) = run_parallel(&toml, threads);
             assert_eq!(finish(&par), finish(&one), "{}", info.name);
-            // The same events, each sampling tick counted once though every partition runs it.
             // The same events, each sampling tick counted once though every partition runs
             // it; the partitions also run to the end of the window in which the last flow
             // finished (a few timers: pHost's 45 are the most, 0.3%). Counting every

@@ -255,7 +255,7 @@ fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
     invariants(&sc, sim, summary)?;
     // The parallel engine: the same bytes on 1 and 3 threads (`common::thread_counts`), and
     // the same invariants.
-    let mut par: Vec<(Result<(), String>, String, Simulation, serde_json::Value)> = Vec::new();
+    let mut first: Option<(Result<(), String>, String, _, _)> = None;
     for threads in [1].into_iter().chain(common::thread_counts(&[3])) {
         let mut run = match sc.start_parallel(threads) {
             Ok(run) => run,
@@ -270,16 +270,17 @@ fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
         let ran = run.run().map_err(|e| e.to_string());
         let mut psim = run.into_simulation();
         let (text, psummary) = output(&sc, &mut psim);
-        if let Some((ran1, text1, ..)) = par.first() {
-            if *ran1 != ran || text1 != &text {
+        match &first {
+            None => first = Some((ran, text, psim, psummary)),
+            Some((ran1, text1, ..)) if *ran1 != ran || *text1 != text => {
                 return Err(format!(
                     "the parallel engine's runs on 1 and {threads} threads differ"
                 ));
             }
+            Some(_) => {}
         }
-        par.push((ran, text, psim, psummary));
     }
-    let (ran, _, psim, psummary) = &par[0];
+    let (ran, _, psim, psummary) = first.as_ref().expect("one thread ran");
     match ran {
         Ok(()) => invariants(&sc, psim, psummary).map_err(|e| format!("parallel: {e}"))?,
         Err(e) if e.starts_with("lossless violation") || e.contains("congestion collapse") => {}
