@@ -79,6 +79,7 @@ def vocabulary() -> Vocabulary:
     summary's ``pfc.by_layer``; the result tables' names, in output order."""
 
 BENCHMARKS: list[str]
+MAX_PARTITIONS: int  # the most partitions a parallel run cuts a fabric into
 """Built-in benchmark names: "incast" and "fattree" (DCQCN), "<name>-<scheme>" for others."""
 
 def bench_scenario(name: str) -> str:

@@ -24,7 +24,11 @@ BENCHMARKS: tuple[str, ...] = tuple(_core.BENCHMARKS)
 
 
 def measure(
-    name: str, min_total_s: float = 1.0, max_runs: int = 5, threads: int = 1
+    name: str,
+    min_total_s: float = 1.0,
+    max_runs: int = 5,
+    threads: int = 1,
+    partitions: int | None = None,
 ) -> dict[str, Any]:
     """Run benchmark ``name`` in this process and return its figures.
 
@@ -33,7 +37,8 @@ def measure(
     With ``threads`` > 1 it runs on the parallel engine, and the row adds the synchronization:
     partitions, windows per simulated ms, crossings, each thread's idle fraction and the
     critical path (each window's slowest partition, summed: at the speed the partitions ran,
-    the least time any thread count could take).
+    the least time any thread count could take). ``partitions`` caps the parallel run's cut
+    (the scenario key of that name; None: the fabric's shape decides, at most 16).
 
     Examples
     --------
@@ -45,6 +50,8 @@ def measure(
     t_start = time.perf_counter()
     while len(runs) < max_runs and (not runs or time.perf_counter() - t_start < min_total_s):
         overrides = [f"threads={threads}"] if threads != 1 else []
+        if partitions is not None and threads != 1:
+            overrides.append(f"partitions={partitions}")
         raw = _core.run(text, os.getcwd(), None, overrides, None, None, 1 << 30)
         runs.append(json.loads(raw["summary"]))
     runs.sort(key=lambda s: s["perf"]["wall_s"])
@@ -75,8 +82,9 @@ def measure(
     return row
 
 
-def run_isolated(name: str, threads: int = 1) -> dict[str, Any]:
-    """Run ``python -m ccsim.bench name [threads]`` in a subprocess; its JSON line as a dict.
+def run_isolated(name: str, threads: int = 1, partitions: int | None = None) -> dict[str, Any]:
+    """Run ``python -m ccsim.bench name threads [partitions]`` in a subprocess; its JSON line as
+    a dict.
 
     Raises
     ------
@@ -84,7 +92,8 @@ def run_isolated(name: str, threads: int = 1) -> dict[str, Any]:
         If the subprocess fails (its own one-line error is already on stderr).
     """
     proc = subprocess.run(
-        [sys.executable, "-m", "ccsim.bench", name, str(threads)],
+        [sys.executable, "-m", "ccsim.bench", name, str(threads)]
+        + ([str(partitions)] if partitions is not None else []),
         check=False,
         stdout=subprocess.PIPE,
         text=True,
@@ -166,16 +175,18 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m ccsim.bench NAME [THREADS]``."""
+    """Entry point of ``python -m ccsim.bench NAME [THREADS [PARTITIONS]]``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    ok = len(args) in (1, 2) and args[0] in BENCHMARKS and (len(args) == 1 or args[1].isdigit())
+    ok = 1 <= len(args) <= 3 and args[0] in BENCHMARKS and all(a.isdigit() for a in args[1:])
     if not ok:
         names = ",".join(BENCHMARKS)
-        print(f"usage: python -m ccsim.bench {{{names}}} [THREADS]", file=sys.stderr)
+        print(f"usage: python -m ccsim.bench {{{names}}} [THREADS [PARTITIONS]]", file=sys.stderr)
         return 2
     try:
-        threads = int(args[1]) if len(args) == 2 else 1
-        print(json.dumps(measure(args[0], threads=threads)), flush=True)
+        threads = int(args[1]) if len(args) >= 2 else 1
+        partitions = int(args[2]) if len(args) == 3 else None
+        row = measure(args[0], threads=threads, partitions=partitions)
+        print(json.dumps(row), flush=True)
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # noqa: BLE001 -- one line, as everywhere in the CLI

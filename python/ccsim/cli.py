@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ccsim import api, bench, examples, hpcc_import, plots, results, sweeps
-from ccsim._core import ScenarioError, SimulationError
+from ccsim._core import MAX_PARTITIONS, ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
 
 if TYPE_CHECKING:
@@ -97,6 +97,14 @@ def _threads_count(text: str) -> int:
     """A number of threads: an integer >= 1."""
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"`{text}` is not a number of threads (1, 2, 4 ...)")
+    return int(text)
+
+
+def _partitions(text: str) -> int:
+    """A cap on a parallel run's partitions: an integer from 1 to the engine's most."""
+    most = MAX_PARTITIONS
+    if not text.isdigit() or not 1 <= int(text) <= most:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of partitions (1 to {most})")
     return int(text)
 
 
@@ -263,7 +271,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             on = f" on {threads} threads" if threads > 1 else ""
             print(f"bench: running {name}{on} ...", file=sys.stderr, flush=True)
             try:
-                rows.append(bench.run_isolated(name, threads))
+                rows.append(bench.run_isolated(name, threads, args.partitions))
             except RuntimeError as e:
                 return _fail(str(e), EXIT_BUG)
     print("\n".join(json.dumps(r) for r in rows) if args.json else bench.format_table(rows))
@@ -838,6 +846,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N[,N...]",
         help="run each benchmark on N threads (N >= 2: the parallel engine; default 1); "
         "with several counts, e.g. 1,2,4,8,16, the table adds each one's speed-up over 1",
+    )
+    q.add_argument(
+        "--partitions",
+        type=_partitions,
+        metavar="N",
+        help="cut each parallel run into at most N partitions (the scenario key `partitions`; "
+        "default: by the fabric's shape, at most 16); fewer suit fewer cores",
     )
     q.set_defaults(func=_cmd_bench)
     return p

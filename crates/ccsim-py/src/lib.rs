@@ -260,5 +260,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(vocabulary, m)?)?;
     m.add("BENCHMARKS", ccsim::bench::NAMES.to_vec())?;
+    m.add("MAX_PARTITIONS", ccsim::engine::parallel::MAX_PARTITIONS)?;
     Ok(())
 }

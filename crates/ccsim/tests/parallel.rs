@@ -184,6 +184,33 @@ fn the_fat_tree_benchmark_is_identical_for_any_thread_count() {
 }
 
 #[test]
+fn a_cut_into_fewer_partitions_is_identical_for_any_thread_count_and_crosses_less() {
+    // The k = 8 fat-tree's 8 pods in 3 partitions (`partitions = 3`): pods grouped 3, 3, 2 by
+    // hosts, so fewer links are cut and fewer packets cross; results the same on every count.
+    let toml = ccsim::bench::scenario("fattree-k8")
+        .expect("a benchmark")
+        .replace("\"0.5ms\"", "\"100us\"");
+    let stats = |sim: &Simulation| sim.metrics.sync.clone().expect("a parallel run");
+    let eight = stats(&run_parallel(&toml, 2).1);
+    let three =
+        identical_for_any_thread_count("k8, 3 partitions", &format!("partitions = 3\n{toml}"));
+    assert_conserved("k8, 3 partitions", &three);
+    let three = stats(&three);
+    assert_eq!((eight.partitions, three.partitions), (8, 3));
+    // A flow crosses between two pods' partitions unless both pods are in one of the 3 (about
+    // a third of pod pairs); the core switches are dealt among the partitions either way.
+    assert!(
+        three.crossings * 10 < eight.crossings * 9 && three.crossings > 0,
+        "{} crossings with 3 partitions, {} with 8",
+        three.crossings,
+        eight.crossings
+    );
+    // One partition: nothing crosses.
+    let one = stats(&run_parallel(&format!("partitions = 1\n{toml}"), 2).1);
+    assert_eq!((one.partitions, one.crossings), (1, 0));
+}
+
+#[test]
 fn a_pfc_deadlock_is_found_across_partitions() {
     // Each ring switch is in its own partition, so the cycle of paused
     // ports crosses all five.
@@ -238,6 +265,27 @@ fn threads_are_checked_and_a_trace_needs_one() {
             .to_string();
         assert!(e.contains("threads") && e.contains(want), "{e}");
     }
+    for (v, want) in [
+        ("0", "must be 1 to 16"),
+        ("17", "got 17"),
+        ("\"2\"", "expected u32"),
+    ] {
+        let toml = format!("partitions = {v}\n{base}");
+        let e = Scenario::load(&toml, std::path::Path::new("."), None, &[])
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("partitions") && e.contains(want), "{e}");
+    }
+    // On one thread nothing is cut: the run says so.
+    let toml = format!("partitions = 2\n{base}");
+    let sc = Scenario::load(&toml, std::path::Path::new("."), None, &[]).unwrap();
+    let mut run = sc.start().expect("builds");
+    run.run().expect("runs");
+    let warned = sc.all_warnings(&run.into_simulation()).join("\n");
+    assert!(
+        warned.contains("partitions: the run has one thread"),
+        "{warned}"
+    );
     // One copy fits in 40 KB; nine partitions' copies do not.
     let small = format!("memory_limit = \"40KB\"\n{base}");
     common::run(&small);

@@ -194,6 +194,10 @@ fn scenario(seed: u64) -> String {
             d.pick(&[0.2, 0.5, 0.8])
         );
     }
+    // Sometimes a cut into fewer partitions than the fabric's shape gives (parallel runs).
+    if d.chance(30) {
+        s = format!("partitions = {}\n{s}", d.range(1, 16));
+    }
     s
 }
 

@@ -2,7 +2,8 @@
 //!
 //! The fabric is cut into partitions by its shape alone (`partition`): the components left
 //! when the top switch layer is removed (a fat-tree's pods, a leaf-spine's racks), grouped
-//! into at most `MAX_PARTITIONS`, with the top layer's switches dealt among them. Each
+//! into at most `MAX_PARTITIONS` (or the scenario's `partitions`), with the top layer's
+//! switches dealt among them. Each
 //! partition is a whole `Simulation` of its own (event queue, packet arena, random streams,
 //! metrics) that runs only the events of what it owns: its nodes' ports, its hosts, the sender
 //! half of the flows its hosts send and the receiver half of those they receive. The one way
@@ -204,8 +205,9 @@ pub struct Partitioning {
     pub parts: usize,
 }
 
-/// Cut `topo` into partitions by its shape alone (see the module header).
-pub fn partition(topo: &Topology) -> Partitioning {
+/// Cut `topo` into at most `most` partitions (1 to `MAX_PARTITIONS`) by its shape alone (see
+/// the module header).
+pub fn partition(topo: &Topology, most: usize) -> Partitioning {
     let n = topo.nodes.len();
     let top = topo
         .nodes
@@ -247,7 +249,7 @@ pub fn partition(topo: &Topology) -> Partitioning {
         comp_of[i] = comp_of[r];
         comps[comp_of[i] as usize] += is_host(i) as u64;
     }
-    let parts = comps.len().clamp(1, MAX_PARTITIONS);
+    let parts = comps.len().clamp(1, most.clamp(1, MAX_PARTITIONS));
     // Consecutive components into `parts` groups of about equal hosts.
     let total: u64 = comps.iter().sum::<u64>().max(1);
     let mut group = Vec::with_capacity(comps.len());

@@ -5,7 +5,7 @@
 use super::config::{BaseRttBytes, IdealFct, RecoveryMode, Threads, TxTime, AUTO_PARALLEL_HOSTS};
 use super::{Scenario, ScenarioError};
 use crate::cc::BaseRtt;
-use crate::engine::parallel::{partition, Parallel, Run};
+use crate::engine::parallel::{partition, Parallel, Run, MAX_PARTITIONS};
 use crate::engine::{DropPolicy, HostState, Settings, Simulation};
 use crate::metrics::{Metrics, Results};
 use crate::net::mmu::BufferState;
@@ -851,18 +851,28 @@ impl Scenario {
     /// partitions run in parallel (`engine::parallel`).
     pub fn start(&self) -> Result<Run, ScenarioError> {
         let threads = match self.cfg.threads.unwrap_or(Threads::Count(1)) {
-            Threads::Count(1) => return Ok(Run::One(Box::new(self.build()?))),
+            Threads::Count(1) => return Ok(self.one_thread(self.build()?)),
             Threads::Count(n) => n as usize,
             Threads::Auto => {
                 let sim = self.build()?;
                 if sim.topo.hosts.len() < AUTO_PARALLEL_HOSTS {
-                    return Ok(Run::One(Box::new(sim)));
+                    return Ok(self.one_thread(sim));
                 }
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 return self.start_parallel_from(sim, cores);
             }
         };
         self.start_parallel(threads)
+    }
+
+    /// `sim` on the single-threaded engine, which cuts nothing: a `partitions` set is noted.
+    fn one_thread(&self, mut sim: Simulation) -> Run {
+        if self.cfg.partitions.is_some() {
+            sim.warnings.push(
+                "partitions: the run has one thread (threads = 1, or \"auto\" on a small fabric), so the fabric is not cut".into(),
+            );
+        }
+        Run::One(Box::new(sim))
     }
 
     /// The fabric cut into partitions, run by `threads` threads. Any count, 1 included, gives
@@ -878,7 +888,8 @@ impl Scenario {
                 "a packet trace (output.trace) follows one event queue; run it with threads = 1",
             ));
         }
-        let cut = partition(&first.topo);
+        let most = self.cfg.partitions.map_or(MAX_PARTITIONS, |n| n as usize);
+        let cut = partition(&first.topo, most);
         let parts = cut.parts;
         // Each partition is a whole copy of the simulation.
         let one = fabric_bytes(&first.topo) + first.flows.len() as u64 * FLOW_BYTES;
@@ -888,7 +899,7 @@ impl Scenario {
                 return Err(ScenarioError::new(
                     "threads",
                     format!(
-                        "a parallel run keeps a copy of the fabric and flows per partition: {parts} x {:.1} MB, more than {whose} ({:.1} MB); run with threads = 1, or raise memory_limit",
+                        "a parallel run keeps a copy of the fabric and flows per partition: {parts} x {:.1} MB, more than {whose} ({:.1} MB); run with threads = 1 or fewer partitions, or raise memory_limit",
                         mb(one),
                         mb(limit)
                     ),

@@ -45,6 +45,11 @@ pub struct ScenarioCfg {
     /// `AUTO_PARALLEL_HOSTS` hosts in parallel on every core, a smaller one on one thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<Threads>,
+    /// The most partitions a parallel run cuts the fabric into (1 to 16; unset: 16). Results
+    /// depend on the cut, never on `threads`: fewer partitions suit fewer cores (fewer packets
+    /// cross between them), more let more threads work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
     pub topology: TopologyCfg,
     #[serde(default)]
     pub fabric: FabricCfg,

@@ -358,6 +358,13 @@ impl Scenario {
             );
         }
         let mut cfg: ScenarioCfg = from_value(toml::Value::Table(root), "")?;
+        let most = crate::engine::parallel::MAX_PARTITIONS as u32;
+        if let Some(n) = cfg.partitions.filter(|n| !(1..=most).contains(n)) {
+            return Err(ScenarioError::new(
+                "partitions",
+                format!("must be 1 to {most} (the most a fabric is cut into); got {n}"),
+            ));
+        }
         let cc_params = crate::cc::CcParams::parse(&cfg.cc.scheme, &cfg.cc.params)?;
         let info = crate::cc::scheme(&cfg.cc.scheme)
             .expect("CcParams::parse accepts only registered schemes");
