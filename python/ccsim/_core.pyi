@@ -79,8 +79,9 @@ def vocabulary() -> Vocabulary:
     summary's ``pfc.by_layer``; the result tables' names, in output order."""
 
 BENCHMARKS: list[str]
-MAX_PARTITIONS: int  # the most partitions a parallel run cuts a fabric into
 """Built-in benchmark names: "incast" and "fattree" (DCQCN), "<name>-<scheme>" for others."""
+MAX_PARTITIONS: int
+"""The most partitions a parallel run cuts a fabric into (the scenario's ``partitions``)."""
 
 def bench_scenario(name: str) -> str:
     """TOML text of a built-in benchmark scenario (one of ``BENCHMARKS``)."""

@@ -102,9 +102,10 @@ def _threads_count(text: str) -> int:
 
 def _partitions(text: str) -> int:
     """A cap on a parallel run's partitions: an integer from 1 to the engine's most."""
-    most = MAX_PARTITIONS
-    if not text.isdigit() or not 1 <= int(text) <= most:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a number of partitions (1 to {most})")
+    if not text.isdigit() or not 1 <= int(text) <= MAX_PARTITIONS:
+        raise argparse.ArgumentTypeError(
+            f"`{text}` is not a number of partitions (1 to {MAX_PARTITIONS})"
+        )
     return int(text)
 
 
@@ -265,6 +266,11 @@ def _cmd_import_hpcc(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.partitions is not None and max(args.threads) == 1:
+        return _fail(
+            "--partitions cuts parallel runs only: add a thread count >= 2 (--threads 1,2)",
+            EXIT_USAGE,
+        )
     rows = []
     for name in [args.only] if args.only else bench.BENCHMARKS:
         for threads in args.threads:

@@ -189,6 +189,9 @@ def test_bench_partitions_caps_the_cut_of_each_parallel_run() -> None:
     for bad in ("0", "17", "x"):
         proc = cli("bench", "--only", "incast", "--partitions", bad)
         assert proc.returncode == 2 and "--partitions" in proc.stderr, proc.stderr
+    # On one thread nothing is cut: asking for partitions there is a mistake, said at once.
+    proc = cli("bench", "--only", "incast", "--partitions", "2")
+    assert proc.returncode == 2 and "--threads 1,2" in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize(

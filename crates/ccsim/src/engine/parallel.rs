@@ -3,12 +3,11 @@
 //! The fabric is cut into partitions by its shape alone (`partition`): the components left
 //! when the top switch layer is removed (a fat-tree's pods, a leaf-spine's racks), grouped
 //! into at most `MAX_PARTITIONS` (or the scenario's `partitions`), with the top layer's
-//! switches dealt among them. Each
-//! partition is a whole `Simulation` of its own (event queue, packet arena, random streams,
-//! metrics) that runs only the events of what it owns: its nodes' ports, its hosts, the sender
-//! half of the flows its hosts send and the receiver half of those they receive. The one way
-//! in from another partition is a packet or PFC frame on a cut link (`Port::cut`): `transmit`
-//! puts it in an outbox instead of the queue.
+//! switches dealt among them. Each partition is a whole `Simulation` of its own (event queue,
+//! packet arena, random streams, metrics) that runs only the events of what it owns: its
+//! nodes' ports, its hosts, the sender half of the flows its hosts send and the receiver half
+//! of those they receive. The one way in from another partition is a packet or PFC frame on a
+//! cut link (`Port::cut`): `transmit` puts it in an outbox instead of the queue.
 //!
 //! Synchronization is conservative, in windows: a packet sent at t on a cut link arrives at
 //! t + serialization + propagation >= t + L, where L (the lookahead) is the smallest
@@ -18,11 +17,11 @@
 //! begins. Whole-fabric work runs between windows, on every partition's state at once: the
 //! PFC deadlock scan, the progress watchdog, the end of the run.
 //!
-//! Why results cannot depend on the thread count: partitions are fixed by the fabric, a
-//! window's bounds depend only on the partitions' states, each partition's events within a
-//! window depend only on its own state and what was delivered to it before the window, and
-//! deliveries are ordered by partition and emission, not by thread. Threads only decide which
-//! core runs a partition. The partitioned run is a different (equally valid) tie order and
+//! Why results cannot depend on the thread count: partitions are fixed by the fabric (and
+//! the scenario's `partitions`), a window's bounds depend only on the partitions' states, each
+//! partition's events within a window depend only on its own state and what was delivered to
+//! it before the window, and deliveries are ordered by partition and emission, not by thread.
+//! Threads only decide which core runs a partition. The partitioned run is a different (equally valid) tie order and
 //! random draw from the single-threaded engine's, so `threads = 1` (that engine) and
 //! `threads >= 2` differ slightly, while any two thread counts give identical bytes.
 
