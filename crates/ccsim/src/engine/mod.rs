@@ -250,6 +250,10 @@ pub struct Simulation {
     pub scheme_rng: Rng,
     /// INT records per packet id (empty unless `s.int_enabled`).
     pub ints: Vec<IntStack>,
+    /// Bit p set: port p is cut (`Port::cut`), in a parallel run (empty in a single one). Kept
+    /// apart from the ports, so that a prefetch stage can test it without waiting for the
+    /// port's own line.
+    pub cut_ports: Vec<u64>,
     pub metrics: Metrics,
     /// End of the run (u64::MAX: when all flows are done).
     pub stop_ps: u64,
@@ -422,6 +426,22 @@ impl Simulation {
         if let Some(int) = self.ints.get(pkt as usize) {
             crate::sim::prefetch(&int.hops[p.sub as usize % crate::net::MAX_INT_HOPS]);
         }
+        self.prefetch_crossing_int(out_id, pkt);
+    }
+
+    /// For a packet about to leave on port `port` (the packet loaded by now): if the port is
+    /// cut, start loading the INT records `parallel::cross` copies out, written hops ago.
+    #[inline(always)]
+    fn prefetch_crossing_int(&self, port: usize, pkt: u32) {
+        let (Some(int), Some(&bits)) = (self.ints.get(pkt as usize), self.cut_ports.get(port / 64))
+        else {
+            return;
+        };
+        if bits >> (port % 64) & 1 != 0 {
+            for h in int.hops.iter().take(self.pkts[pkt].sub as usize) {
+                crate::sim::prefetch(h);
+            }
+        }
     }
 
     /// For a packet about to reach a host at its NIC `nic` (the packet loaded by now): start
@@ -479,6 +499,7 @@ impl Simulation {
                     if let Some(ing) = self.ports.get(self.pkts[head].in_port as usize) {
                         crate::sim::prefetch(&ing.prios[prio].ing);
                     }
+                    self.prefetch_crossing_int(port as usize, head);
                 }
             }
         }

@@ -40,6 +40,9 @@ pub const MAX_PARTITIONS: usize = 16;
 // A port names the partition its peer is in with one byte (`Port::cut`).
 const _: () = assert!(MAX_PARTITIONS < 256);
 
+/// How many crossings ahead `cross` and `receive_crossings` prefetch what they write.
+const OUTBOX_AHEAD: usize = 12;
+
 /// A packet or PFC frame on its way to another partition.
 #[derive(Clone, Copy, Debug)]
 struct Crossing {
@@ -121,12 +124,23 @@ pub(crate) fn cross(
     let out = &mut part.outbox[to];
     out.pkts.push(c);
     out.first_ps = out.first_ps.min(arrive_ps);
+    // An outbox's buffers come back cold from the receiving core (`run_window`): start loading
+    // the lines the next crossings will write (a prefetch past the end is harmless).
+    let ahead = out.pkts.len() + OUTBOX_AHEAD;
+    crate::sim::prefetch(out.pkts.as_ptr().wrapping_add(ahead));
     if let Some(ints) = ints {
         let n = int_hops(&c.pkt);
         match ints.get(pkt as usize) {
             Some(stack) => out.ints.extend_from_slice(&stack.hops[..n]),
             None => out.ints.resize(out.ints.len() + n, IntHop::default()),
         }
+        // Up to five records (two and a half lines) a crossing: two lines ahead each time.
+        let ahead = out
+            .ints
+            .as_ptr()
+            .wrapping_add(out.ints.len() + 2 * OUTBOX_AHEAD);
+        crate::sim::prefetch(ahead);
+        crate::sim::prefetch(ahead.wrapping_add(2));
     }
 }
 
@@ -169,7 +183,19 @@ impl Simulation {
             self.flows[fid as usize].size_bytes = size;
         }
         let mut hops = &b.ints[..];
-        for c in &b.pkts {
+        for (i, c) in b.pkts.iter().enumerate() {
+            // The slots a few crossings on will fill were freed long ago: start loading them.
+            if let (Some(next), Some(later)) = (
+                self.pkts.upcoming(OUTBOX_AHEAD),
+                b.pkts.get(i + OUTBOX_AHEAD),
+            ) {
+                self.pkts.prefetch(next);
+                if let Some(int) = self.ints.get(next as usize) {
+                    for h in int.hops.iter().take(int_hops(&later.pkt)) {
+                        crate::sim::prefetch(h);
+                    }
+                }
+            }
             let id = self.pkts.alloc(c.pkt);
             if self.s.int_enabled {
                 let (these, rest) = hops.split_at(int_hops(&c.pkt));
@@ -302,10 +328,14 @@ fn event_owner(sim: &Simulation, port_owner: &[u16], ev: Event) -> Option<u16> {
 /// events and probes of what it owns, count the flows it sends.
 fn make_part(sim: &mut Simulation, index: usize, parts: usize, port_owner: &std::sync::Arc<[u16]>) {
     let me = index as u16;
+    sim.cut_ports = vec![0; sim.ports.len().div_ceil(64)];
     for p in 0..sim.ports.len() {
         let peer = sim.ports[p].peer as usize;
         let to = port_owner[peer];
         sim.ports[p].cut = if to == me { 0 } else { to as u8 + 1 };
+        if to != me {
+            sim.cut_ports[p / 64] |= 1 << (p % 64);
+        }
     }
     // Re-queue the owned events in their order (a fresh queue: pushing into the drained one
     // would go back in time).

@@ -143,6 +143,12 @@ impl Arena {
             (self.pkts.len() - 1) as u32
         }
     }
+    /// The slot `alloc` fills after `k` more allocations and no `free` (None: a new one).
+    #[inline]
+    pub fn upcoming(&self, k: usize) -> Option<u32> {
+        let j = self.free.len().checked_sub(k + 1)?;
+        Some(self.free[j])
+    }
     /// Release a packet's slot.
     #[inline]
     pub fn free(&mut self, i: u32) {
@@ -548,6 +554,20 @@ impl Port {
 mod tests {
     use super::*;
     use std::mem::offset_of;
+
+    #[test]
+    fn upcoming_names_the_slots_alloc_fills_next() {
+        let mut a = Arena::default();
+        let p = Packet::new(PktKind::Data, 0, 0, 1000, 0);
+        let ids: Vec<u32> = (0..6).map(|_| a.alloc(p)).collect();
+        for &i in &[4, 1, 3] {
+            a.free(ids[i]);
+        }
+        let told: Vec<Option<u32>> = (0..4).map(|k| a.upcoming(k)).collect();
+        let got: Vec<u32> = (0..4).map(|_| a.alloc(p)).collect();
+        assert_eq!(told, vec![Some(3), Some(1), Some(4), None]);
+        assert_eq!(got, vec![3, 1, 4, 6]);
+    }
 
     #[test]
     fn a_port_keeps_what_every_packet_touches_in_few_cache_lines() {

@@ -101,6 +101,7 @@ impl Scenario {
             marking_rng: Rng::new(c.seed, stream::MARKING),
             scheme_rng: Rng::new(c.seed, stream::SCHEME),
             ints: Vec::new(),
+            cut_ports: Vec::new(),
             metrics: Metrics::default(),
             stop_ps,
             flows_open: specs.len(),
