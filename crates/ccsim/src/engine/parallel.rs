@@ -21,9 +21,10 @@
 //! the scenario's `partitions`), a window's bounds depend only on the partitions' states, each
 //! partition's events within a window depend only on its own state and what was delivered to
 //! it before the window, and deliveries are ordered by partition and emission, not by thread.
-//! Threads only decide which core runs a partition. The partitioned run is a different (equally valid) tie order and
-//! random draw from the single-threaded engine's, so `threads = 1` (that engine) and
-//! `threads >= 2` differ slightly, while any two thread counts give identical bytes.
+//! Threads only decide which core runs a partition. The partitioned run is a different
+//! (equally valid) tie order and random draw from the single-threaded engine's, so
+//! `threads = 1` (that engine) and `threads >= 2` differ slightly, while any two thread counts
+//! give identical bytes.
 
 use crate::engine::{SimError, Simulation, Watchdog};
 use crate::metrics::{Metrics, SyncStats};
