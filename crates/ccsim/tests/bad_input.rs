@@ -688,3 +688,22 @@ fn a_flow_that_starts_after_the_run_ends_draws_a_warning() {
     let sc = ccsim::Scenario::load(&toml, std::path::Path::new("."), None, &[]).unwrap();
     assert!(sc.build().unwrap().warnings.is_empty());
 }
+
+#[test]
+fn header_turns_need_a_trimming_scheme_and_a_turn() {
+    let lossy = |scheme: &str, turns: u32| {
+        let o = [
+            format!("cc.scheme=\"{scheme}\""),
+            "fabric.pfc.enabled=false".into(),
+            "fabric.loss.mode=\"drop_tail\"".into(),
+            "fabric.loss.queue_packets=8".into(),
+            format!("fabric.loss.header_turns={turns}"),
+        ];
+        error_of(BASE, &o.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert_mentions(
+        &lossy("amrt", 100000),
+        &["fabric.loss.header_turns", "trimming", "amrt"],
+    );
+    assert_mentions(&lossy("ndp", 0), &["fabric.loss.header_turns", ">= 1"]);
+}

@@ -108,6 +108,37 @@ fn arrival_clocked_phost_keeps_its_free_packets_in_flight() {
 }
 
 #[test]
+fn phost_downgrades_a_sender_busy_with_another_receiver_and_no_lone_one() {
+    // §VIII-A: "the sender is downgraded for 3 RTTs when the number of unexpired tokens exceeds
+    // a BDP worth of ones". Host 0 sends to hosts 1 and 2 at once: each receiver's pacer sends
+    // a token per packet time, the sender answers half of each, so each receiver's unanswered
+    // tokens pass one BDP and it downgrades the sender. A lone flow answers every token and is
+    // never downgraded. The count is the run's summary's `scheme_counters.downgrades`.
+    let toml = |flows: &str| {
+        lossy(
+            "phost",
+            r#"[topology]
+            kind = "star"
+            hosts = 3
+            link = { rate = "10Gbps", delay = "5us" }"#,
+            flows,
+        )
+    };
+    let flow = |dst: u32| format!("[[flows]]\nsrc = 0\ndst = {dst}\nsize = \"2MB\"\n");
+    let downgrades = |r: &ccsim::metrics::Results| {
+        r.summary["scheme_counters"]["downgrades"]
+            .as_u64()
+            .expect("phost counts downgrades")
+    };
+    let (_, _, r) = run(&toml(&(flow(1) + &flow(2))));
+    assert_conserved("two receivers", &r, 4_000_000);
+    assert!(downgrades(&r) > 0, "{}", r.summary["scheme_counters"]);
+    let (_, _, r) = run(&toml(&flow(1)));
+    assert_conserved("lone flow", &r, 2_000_000);
+    assert_eq!(downgrades(&r), 0, "{}", r.summary["scheme_counters"]);
+}
+
+#[test]
 fn amrt_workloads_match_table_i() {
     // (CDF, % of flows in S < 10 KB, M < 100 KB, L < 1 MB, XL, mean bytes), AMRT Table I. Web
     // Server and Cache Follower fit the shipped CDFs within 2 points a bin; the others are
@@ -217,6 +248,34 @@ fn a_lone_long_lived_flow_gets_the_line_rate() {
         // 1000 B payloads in 1048 B frames: 9.54 Gb/s of goodput, less the first RTT.
         let gbps = delivered * 8.0 / 2e-3 / 1e9;
         assert!(gbps > 0.95 * 9.54, "{scheme}: {gbps} Gb/s");
+    }
+}
+
+#[test]
+fn ndp_sprays_its_control_packets_as_htsim_does() {
+    // htsim sprays NDP's ACKs, NACKs and pulls over the equal-cost paths, as its data: one flow
+    // across a 2-leaf, 4-spine fabric sends data up all four of leaf0's uplinks, and its
+    // receiver's ACKs and pulls go up all four of leaf1's.
+    let toml = lossy(
+        "ndp",
+        r#"[topology]
+        kind = "leaf_spine"
+        leaves = 2
+        spines = 4
+        hosts_per_leaf = 1
+        host_link = { rate = "10Gbps", delay = "1us" }
+        fabric_link = { rate = "10Gbps", delay = "1us" }"#,
+        "[[flows]]\nsrc = 0\ndst = 1\nsize = \"1MB\"\n",
+    );
+    let (_, sim, r) = run(&toml);
+    assert_conserved("ndp", &r, 1_000_000);
+    for leaf in ["leaf0", "leaf1"] {
+        let used: Vec<String> = (0..sim.ports.len() as u32)
+            .filter(|&p| sim.ports[p as usize].tx_bytes > 0)
+            .map(|p| sim.link_name(p))
+            .filter(|n| n.starts_with(&format!("{leaf}->spine")))
+            .collect();
+        assert_eq!(used.len(), 4, "{leaf}: only {used:?} carried packets");
     }
 }
 

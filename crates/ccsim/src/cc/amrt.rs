@@ -18,9 +18,11 @@
 //!   queueing included, at least the base RTT) while packets it is entitled to are
 //!   missing, or a gap below what arrived stays that long, the receiver re-issues a grant for
 //!   each missing packet (naming it), which covers lost data and lost grants alike. The paper
-//!   times each grant; ccsim times the flow (one lazily re-armed timer). A packet that arrives
-//!   beyond a gap also re-grants the packets it skipped at once (ccsim's: a flow keeps one path
-//!   and queues are FIFO, so they were lost).
+//!   times each grant ("not arrived ... within 1 x RTT"); ccsim times the flow (one lazily
+//!   re-armed timer), so a packet skipped by a later arrival is granted again once the hole
+//!   has stood one RTT. `regrant_at_once = true` (ccsim's earlier addition, not the paper's)
+//!   re-grants a skipped packet as soon as a later one arrives (a flow keeps one path and
+//!   queues are FIFO, so it was lost); in Web Search at 0.7 that doubles AMRT's drops.
 //! * **Fair marks** (`fair_marks = true`; §VIII-F has no algorithm, this one is ccsim's): a
 //!   receiving host pools the room marks its flows' data brings and hands each one out
 //!   round-robin over its inbound flows that the sender still has packets for. A mark that
@@ -109,6 +111,8 @@ pub struct AmrtParams {
     pub sender_timeout: Time,
     /// Reassign room marks fairly among a receiver's flows (§VIII-F; ccsim's design).
     pub fair_marks: bool,
+    /// Re-grant a packet skipped by a later arrival at once instead of after one RTT (ccsim's).
+    pub regrant_at_once: bool,
 }
 
 impl Default for AmrtParams {
@@ -120,6 +124,7 @@ impl Default for AmrtParams {
             regrant_after: Time(0),
             sender_timeout: Time(0),
             fair_marks: false,
+            regrant_at_once: false,
         }
     }
 }
@@ -325,9 +330,9 @@ impl ReceiverPart<AmrtParams> for AmrtReceiver {
         } else {
             (7 * self.owd_ps + owd) / 8
         };
-        // A flow keeps one path and queues are FIFO: packets skipped by this one were lost.
-        // Grant each once now; the timer asks again for those still missing later.
-        if !duplicate && d.seq > rcv_nxt && d.seq > self.seen_end {
+        // `regrant_at_once`: a flow keeps one path and queues are FIFO, so packets skipped by
+        // this one were lost; grant each once now (the timer asks again later).
+        if p.regrant_at_once && !duplicate && d.seq > rcv_nxt && d.seq > self.seen_end {
             let from = self.seen_end.max(rcv_nxt);
             self.regrant_missing(rx, from, d.seq);
         }
@@ -339,6 +344,14 @@ impl ReceiverPart<AmrtParams> for AmrtReceiver {
             let t = self.timeout_ps(p, rx);
             self.arm(rx, now + t);
         }
+    }
+    fn counters(hosts: &[AmrtHost], flows: &[AmrtReceiver]) -> Vec<(&'static str, u64)> {
+        vec![
+            ("grants", flows.iter().map(|f| f.grants).sum()),
+            ("regrants", flows.iter().map(|f| f.regrants).sum()),
+            ("room_arrivals", flows.iter().map(|f| f.room_arrivals).sum()),
+            ("marks_reassigned", hosts.iter().map(|h| h.reassigned).sum()),
+        ]
     }
     fn on_timer(&mut self, _: &mut AmrtHost, p: &AmrtParams, rx: &mut Rx, _: u8) {
         // The paper re-issues a grant whose data has not arrived within one RTT. ccsim times
@@ -415,6 +428,55 @@ mod tests {
         assert!(!has_room(&p, &port, 3, 5_000_000 + 1_199_999), "idle 1 ps short");
         assert!(has_room(&p, &port, 3, 5_000_000 + 1_200_000), "idle one MSS time");
         assert!(has_room(&p, &port, 3, 9_000_000), "idle longer");
+    }
+
+    #[test]
+    fn a_skipped_packet_is_granted_again_only_after_one_rtt() {
+        // The paper re-issues a grant whose data has "not arrived ... within 1 x RTT". Packets
+        // 0 and 2 of 10 arrive at RTT / 2 (the data takes half the 10 us base RTT), 3 at RTT,
+        // 1 never: no grant names it before it has been missing one RTT, the timer names it
+        // then (and only it).
+        // `regrant_at_once` names it as soon as packet 2 arrives.
+        const RTT: u64 = 10_000_000;
+        let named = |out: &[crate::cc::CtrlMsg]| -> Vec<u32> {
+            out.iter().filter(|c| c.hdr.b > 0).map(|c| c.hdr.b - 1).collect()
+        };
+        for at_once in [false, true] {
+            let p = AmrtParams {
+                regrant_at_once: at_once,
+                ..AmrtParams::default()
+            };
+            let mut f = super::super::TestFlow::new(10_000_000_000);
+            f.f.size_bytes = 10_000;
+            f.f.base_rtt_ps = RTT;
+            f.f.ooo = Some(Default::default());
+            let (mut r, mut host) = (AmrtReceiver::default(), AmrtHost::default());
+            let data = |seq: u64, in_order: bool, at_ps: u64| DataInfo {
+                seq,
+                payload_bytes: 1000,
+                size_bytes: 1048,
+                mark: Mark::None,
+                sent_ps: at_ps - RTT / 2,
+                hdr: SchemeHdr { a: 0, b: 10_000 },
+                in_order,
+                trimmed: false,
+            };
+            f.f.rcv_nxt = 1000;
+            r.on_data(&mut host, &p, &mut f.rx(RTT / 2), &data(0, true, RTT / 2));
+            f.f.ooo.as_mut().unwrap().held.insert(2);
+            r.on_data(&mut host, &p, &mut f.rx(RTT / 2), &data(2000, false, RTT / 2));
+            assert_eq!(named(&f.out), if at_once { vec![1] } else { vec![] });
+            if at_once {
+                continue;
+            }
+            f.f.ooo.as_mut().unwrap().held.insert(3);
+            r.on_data(&mut host, &p, &mut f.rx(RTT), &data(3000, false, RTT));
+            r.on_timer(&mut host, &p, &mut f.rx(RTT / 2 + RTT - 1), REGRANT_TIMER);
+            assert_eq!(named(&f.out), Vec::<u32>::new(), "before one RTT");
+            r.on_timer(&mut host, &p, &mut f.rx(RTT / 2 + RTT), REGRANT_TIMER);
+            assert_eq!(named(&f.out), vec![1], "at one RTT: packet 1 only");
+            assert_eq!(r.regrants, 1);
+        }
     }
 
     #[test]

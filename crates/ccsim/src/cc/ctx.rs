@@ -505,6 +505,17 @@ impl TestFlow {
             &mut self.rng,
         )
     }
+    /// The receiver context at `now_ps` (no receiving host: per-flow hooks only).
+    pub fn rx(&mut self, now_ps: u64) -> Rx<'_> {
+        Rx::new(
+            now_ps,
+            0,
+            &mut self.f,
+            &mut self.q,
+            &mut self.out,
+            &mut self.rng,
+        )
+    }
 }
 
 /// Run `f` with a switch context for priority 3 of `port` at `now_ps`, `queue_bytes` queued;

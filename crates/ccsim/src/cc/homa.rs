@@ -26,15 +26,17 @@
 //! * **Receiver** (per host). Each data arrival reschedules: messages still to be granted,
 //!   one per sender (its fewest bytes left to grant), ranked by bytes left to grant; the top
 //!   `overcommit` (the simulator's numSendersToKeepGranted: 7 for most workloads, 6 for Web
-//!   Server) are granted up to `rtt_bytes` beyond what has arrived. With n ranked messages and
+//!   Server; ccsim cannot see the workload, so the default is 7 for all) are granted up to `rtt_bytes` beyond what has arrived. With n ranked messages and
 //!   S scheduled levels, rank r gets the r-th of the n lowest levels when n ≤ S, else the top
 //!   S − 1 ranks their own level and the rest the lowest. A message's last `rtt_bytes` are
 //!   granted at the unscheduled level their size maps to (the simulator's boost).
 //! * **Loss recovery** (the Linux module's RESEND; the simulator has none, and AMRT's paper
-//!   adds a timeout without saying which): a message whose packets stop arriving for
+//!   adds a timeout without saying which): a message whose packets bring no new data for
 //!   `resend_after` (default 5 ms: the module's 5 ticks of 1 ms; much shorter timeouts resend
-//!   packets that only wait behind higher priorities) is sent a RESEND naming each missing
-//!   packet below what it was granted (at most 64 a time: more than the module, whose RESEND
+//!   packets that only wait behind higher priorities; 0: one base RTT, the AMRT paper's
+//!   reading) is sent a RESEND naming each missing packet below what it was granted (only new
+//!   data resets the wait: a duplicate is no progress) (at most 64 a time: more than the
+//!   module, whose RESEND
 //!   names only the first missing range, one RESEND per peer every `resend_interval` ticks,
 //!   `homa_timer.c`; with drop-tail queues that drop a first RTT's packets here and there, the
 //!   module would need a round per gap); a sender asked for a packet it has not sent takes it
@@ -74,7 +76,7 @@ const BACKSTOP_TIMER: u8 = 0;
 impl Scheme for Homa {
     const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
         name: "homa",
-        description: "Homa: RTTbytes unscheduled at size-based priorities, the rest on grants; receivers grant the shortest messages first, one per sender, overcommitted to 7 (6 for Web Server), each at its own scheduled priority; senders shortest-first; RESEND after a timeout. Needs fabric.scheduler = \"strict\".",
+        description: "Homa: RTTbytes unscheduled at size-based priorities, the rest on grants; receivers grant the shortest messages first, one per sender, overcommitted to 7 by default (the simulator's 6 for Web Server is a setting), each at its own scheduled priority; senders shortest-first; RESEND after a timeout. Needs fabric.scheduler = \"strict\".",
         paper: "Montazeri et al., Homa: A Receiver-Driven Low-Latency Transport Protocol Using Network Priorities, SIGCOMM 2018; PlatformLab HomaSimulation and HomaModule",
         base_rtt: BaseRtt::Fabric,
         prio_per_packet: true,
@@ -109,7 +111,9 @@ pub struct HomaParams {
     /// Message sizes (bytes) that separate the unscheduled levels, ascending; empty = the
     /// Linux module's (200, 2800, 15000 B), as many as the levels need.
     pub unsched_cutoffs: Vec<Size>,
-    /// A message whose packets stop arriving for this long gets a RESEND.
+    /// A message whose packets bring no new data for this long gets a RESEND; 0 = one base
+    /// RTT of the fabric (the AMRT paper's Homa: "timeout-based loss recovery", its own
+    /// timeout "similar to Homa ... 1 x RTT").
     pub resend_after: Time,
     /// The sender's backstop; 0 = four base RTTs.
     pub sender_timeout: Time,
@@ -134,12 +138,6 @@ impl Params for HomaParams {
             return Err(ScenarioError::new(
                 "cc.params.overcommit",
                 "must be at least 1 (the simulator's: 7, 6 for Web Server)",
-            ));
-        }
-        if self.resend_after.0 == 0 {
-            return Err(ScenarioError::new(
-                "cc.params.resend_after",
-                "must be > 0 (the Linux module's: 5 ms)",
             ));
         }
         if self.sched_levels > DATA_LEVELS as u32 - 1 {
@@ -375,9 +373,13 @@ impl HomaHost {
 }
 
 impl HomaReceiver {
-    /// The RESEND timeout.
-    fn timeout_ps(p: &HomaParams) -> u64 {
-        p.resend_after.0.max(1)
+    /// The RESEND timeout: the parameter, or one base RTT of the fabric.
+    fn timeout_ps(p: &HomaParams, rx: &Rx) -> u64 {
+        match p.resend_after.0 {
+            0 => rx.base_rtt_ps(),
+            t => t,
+        }
+        .max(1)
     }
 }
 
@@ -390,6 +392,7 @@ impl ReceiverPart<HomaParams> for HomaReceiver {
         let (id, now, size) = (rx.flow_id(), rx.now_ps, rx.size_bytes());
         let rtt_bytes = unsched_bytes(p, rx.bdp_bytes(), rx.mtu_payload_bytes(), u64::MAX);
         let done = rx.rcv_nxt() >= size;
+        let duplicate = !d.in_order && d.seq < rx.rcv_nxt();
         if !done && !d.trimmed {
             let src = rx.src();
             let m = host.msgs.entry(id).or_insert(InMsg {
@@ -399,7 +402,6 @@ impl ReceiverPart<HomaParams> for HomaReceiver {
                 granted: 0,
             });
             m.granted = m.granted.max(d.hdr.a as u64);
-            let duplicate = !d.in_order && d.seq < rx.rcv_nxt();
             if !duplicate {
                 m.received += d.payload_bytes as u64;
             }
@@ -408,15 +410,25 @@ impl ReceiverPart<HomaParams> for HomaReceiver {
             host.msgs.remove(&id);
         }
         host.schedule(p, rx, rtt_bytes);
-        self.arrived_ps = now;
+        // Only new data is progress: a duplicate (a backstop's resend of a packet that had
+        // arrived) must not hold the RESEND off, or a stalled message never asks again.
+        if !duplicate && !d.trimmed {
+            self.arrived_ps = now;
+        }
         if !done && self.timer_ps == 0 {
-            self.timer_ps = now + Self::timeout_ps(p);
+            self.timer_ps = now + Self::timeout_ps(p, rx);
             rx.set_timer(RESEND_TIMER, self.timer_ps);
         }
     }
+    fn counters(hosts: &[HomaHost], flows: &[HomaReceiver]) -> Vec<(&'static str, u64)> {
+        vec![
+            ("grants", hosts.iter().map(|h| h.grants).sum()),
+            ("resends", flows.iter().map(|f| f.resends).sum()),
+        ]
+    }
     fn on_timer(&mut self, host: &mut HomaHost, p: &HomaParams, rx: &mut Rx, _: u8) {
         self.timer_ps = 0;
-        let (now, t, rcv_nxt) = (rx.now_ps, Self::timeout_ps(p), rx.rcv_nxt());
+        let (now, t, rcv_nxt) = (rx.now_ps, Self::timeout_ps(p, rx), rx.rcv_nxt());
         let Some(granted) = host.msgs.get(&rx.flow_id()).map(|m| m.granted) else {
             return;
         };
@@ -442,6 +454,39 @@ impl ReceiverPart<HomaParams> for HomaReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::DataInfo;
+
+    #[test]
+    fn a_duplicate_does_not_hold_off_the_resend() {
+        // Packet 0 of a 10-packet message arrives at 0, a duplicate of it (a backstop's resend)
+        // at T/2, nothing else: the RESEND timeout T counts from the last new data, so at T the
+        // receiver asks for the packets it granted that are missing.
+        const T: u64 = 10_000_000;
+        let p = HomaParams {
+            resend_after: Time(T),
+            ..HomaParams::default()
+        };
+        let mut f = crate::cc::TestFlow::new(10_000_000_000);
+        f.f.size_bytes = 10_000;
+        f.f.ooo = Some(Default::default());
+        let (mut r, mut host) = (HomaReceiver::default(), HomaHost::default());
+        let data = |in_order: bool| DataInfo {
+            seq: 0,
+            payload_bytes: 1000,
+            size_bytes: 1048,
+            mark: Mark::None,
+            sent_ps: 0,
+            hdr: SchemeHdr { a: 10_000, b: 0 },
+            in_order,
+            trimmed: false,
+        };
+        f.f.rcv_nxt = 1000;
+        r.on_data(&mut host, &p, &mut f.rx(0), &data(true));
+        r.on_data(&mut host, &p, &mut f.rx(T / 2), &data(false));
+        r.on_timer(&mut host, &p, &mut f.rx(T), RESEND_TIMER);
+        let resends: Vec<u32> = f.out.iter().filter(|c| c.code == RESEND).map(|c| c.hdr.a - 1).collect();
+        assert_eq!(resends, (1..10).collect::<Vec<u32>>());
+    }
 
     #[test]
     fn levels_split_between_unscheduled_and_scheduled_packets() {

@@ -8,14 +8,16 @@
 //! * **Switches** (the engine's trimming, `SchemeInfo::trim`): a data packet that finds its
 //!   queue full loses its payload and its header goes on in the control queue (priority 0;
 //!   bound it with `fabric.loss.ctrl_packets`), which gets 10 turns to data's 1 while data
-//!   waits (the NDP authors' htsim CompositeQueue; `net::sched::HDR_RATIO`). The data queue limit is the scenario's
+//!   waits (`fabric.loss.header_turns`; 10 is the NDP authors' htsim CompositeQueue of the
+//!   paper's time, Broadcom's csg-htsim has 100000). The data queue limit is the scenario's
 //!   `fabric.loss.queue_packets` (8 in the AMRT paper). As in htsim, the switch trims the
 //!   arriving packet or the newest queued one (not the next to leave) with equal chance, and
 //!   in the second case the arrival takes the room its payload leaves.
 //! * **Sender:** the first window (`initial_window`, default one BDP of the flow's path) at
 //!   line rate, then one packet per pull: a retransmission first, else new data; a pull that
 //!   finds nothing waiting releases nothing.
-//!   Each packet takes its own path (a path key per packet, hashed by ECMP). A NACK (a trimmed
+//!   Each packet takes its own path (a path key per packet, hashed by ECMP), and so does each
+//!   ACK, NACK and pull (`SchemeInfo::spray_ctrl`, as htsim sprays them). A NACK (a trimmed
 //!   header reached the receiver) queues that packet for retransmission.
 //! * **Receiver** (per host): every data packet or trimmed header that arrives earns its flow a
 //!   pull; a pacer sends one pull per data-packet time at the receiver's link rate, round-robin
@@ -48,6 +50,7 @@ impl Scheme for Ndp {
         base_rtt: BaseRtt::Path,
         trim: true,
         path_per_packet: true,
+        spray_ctrl: true,
         own_recovery: true,
         fabric: FabricMode::Lossy,
         ..SchemeInfo::BASE

@@ -14,9 +14,20 @@
 //! * **Receiver** (per host): a pacer sends one token per packet time (a full data packet on
 //!   the wire at the receiver's link rate) while some inbound flow needs one, to the next flow in round-robin
 //!   order (`policy = "fair"`) or to the one with the fewest packets yet to arrive
-//!   (`"srpt"`, the testbed version of §VII). A flow whose unexpired tokens exceed one BDP is
-//!   downgraded (skipped) for `downgrade_rtts` RTTs: a token is unexpired until a packet sent on
-//!   a token arrives (they are answered in order) or one RTT plus its lifetime has passed.
+//!   (`"srpt"`, the testbed version of §VII). A source that leaves over one BDP (in packets of
+//!   its path) of tokens unused is downgraded (skipped) for `downgrade_rtts` RTTs. A receiver
+//!   cannot see a token expire at the sender (1.5 packet times after it arrives); it sees a
+//!   token answered (a packet sent on a token arrives; answers come in order) or overdue: sent
+//!   over one base RTT ago and unanswered, so expired unused, or waiting in a queue. ccsim
+//!   counts the overdue tokens against the BDP; a downgrade forgives them (after 3 RTTs every
+//!   one has expired). A sender that answers every token has only its queueing's worth
+//!   overdue; one kept busy by other receivers falls behind by half its tokens and is
+//!   downgraded within about two RTTs. Two readings that do not work, measured: aging tokens
+//!   out after one RTT plus their lifetime caps the count just below a BDP, so no flow is ever
+//!   downgraded; counting every unanswered token (the pHost simulator's capability gap) puts a
+//!   lone flow's own RTT of tokens in flight at the threshold, and with 3-RTT downgrades a
+//!   permutation inside one leaf of the AMRT leaf-spine ran at 34 of 100 Gb/s a flow.
+//!   Downgrades are counted in the run's `scheme_counters`.
 //!   Loss recovery in rounds, as the pHost simulator's receiver does: once a flow has had
 //!   every token it needs and `resend_after` has passed since its last one, it owes one token
 //!   to each packet that has not arrived, each token naming the packet; those go out through
@@ -31,7 +42,11 @@
 //!   grant is generated". Each data packet that arrives whole earns its own flow one token at
 //!   once, so a flow keeps its free packets (one BDP) in flight, clocked by its arrivals; the
 //!   pacer only runs the recovery rounds (which also restart a flow whose packets in flight
-//!   were all lost).
+//!   were all lost). A token that expires unused (its sender busy with another flow) or a lost
+//!   packet shrinks the flow's window until its recovery round, after its last token: the
+//!   AMRT paper's point that this pHost cannot take bandwidth others leave (its Fig. 2). A
+//!   source gets tokens only for what it delivers, so it cannot pile up unused ones: the
+//!   downgrade is the pacer's (`clock = "paced"`) alone.
 //! * **Sender backstop** (`cc/backstop.rs`, ccsim's).
 
 use super::backstop::Backstop;
@@ -59,7 +74,7 @@ const PACER_TIMER: u8 = 0;
 impl Scheme for PHost {
     const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
         name: "phost",
-        description: "pHost as the AMRT paper runs it: RTS plus one BDP of free tokens at line rate, then a receiver pacer sends one token per packet time round-robin over its flows (or SRPT), tokens expire after 1.5 packet times, a source with over a BDP of outstanding tokens is downgraded for 3 RTTs, missing packets re-tokened after a resend timeout. Lossy fabric.",
+        description: "pHost: RTS plus one BDP of free tokens at line rate, then a receiver pacer sends one token per packet time round-robin over its flows (or SRPT), tokens expire after 1.5 packet times, a source with over a BDP of overdue tokens is downgraded for 3 RTTs, missing packets re-tokened after a resend timeout; clock = \"arrival\": one token per arriving packet instead, the pHost the AMRT paper describes. Lossy fabric.",
         paper: "Gao et al., pHost: Distributed Near-Optimal Datacenter Transport Over Commodity Network Fabric, CoNEXT 2015 (settings of the AMRT paper, IEEE TNSM 2023, §VIII-A)",
         base_rtt: BaseRtt::Path,
         own_recovery: true,
@@ -252,8 +267,9 @@ pub struct PHostReceiver;
 /// A receiving host's view of one inbound flow.
 #[derive(Clone, Debug, Default)]
 struct InFlow {
-    /// Send times of the tokens not yet answered nor expired, oldest first.
-    unexpired: VecDeque<u64>,
+    /// Send times of the tokens no data has answered yet, oldest first (answers come in
+    /// order; a downgrade forgives them all).
+    unanswered: VecDeque<u64>,
     packets: u64,
     /// Packets tokened for new data (free ones included), and those that arrived whole.
     issued: u64,
@@ -383,8 +399,8 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
                 f.got.insert(i);
             }
             f.arrived += 1;
-            if d.hdr.b == 1 {
-                f.unexpired.pop_front();
+            if d.hdr.b == 1 && p.clock == Clock::Paced {
+                f.unanswered.pop_front();
             }
             if p.clock == Clock::Arrival && f.issued < f.packets {
                 f.issued += 1;
@@ -397,22 +413,28 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
             host.flows.remove(&rx.flow_id());
         }
     }
+    fn counters(hosts: &[PHostHost], _: &[PHostReceiver]) -> Vec<(&'static str, u64)> {
+        vec![
+            ("tokens_sent", hosts.iter().map(|h| h.tokens_sent).sum()),
+            ("downgrades", hosts.iter().map(|h| h.downgrades).sum()),
+        ]
+    }
     fn on_host_timer(host: &mut PHostHost, p: &PHostParams, hx: &mut HostCtx, _: u8) {
         let now = hx.now_ps;
         let mut next_wake = u64::MAX;
         let mut pick: Option<(u64, u32)> = None;
-        let lifetime_ps = (p.token_lifetime * host.tick_ps as f64) as u64;
         for (&id, f) in host.flows.iter_mut() {
             if f.downgraded_until_ps > now {
                 next_wake = next_wake.min(f.downgraded_until_ps);
                 continue;
             }
-            let oldest = now.saturating_sub(f.rtt_ps + lifetime_ps + host.tick_ps);
-            while f.unexpired.front().is_some_and(|&t| t < oldest) {
-                f.unexpired.pop_front();
-            }
-            if f.unexpired.len() as u64 > f.bdp_packets {
+            // Overdue: sent over one base RTT ago and still unanswered.
+            let due = now.saturating_sub(f.rtt_ps);
+            if p.clock == Clock::Paced
+                && f.unanswered.partition_point(|&t| t < due) as u64 > f.bdp_packets
+            {
                 f.downgraded_until_ps = now + (p.downgrade_rtts * f.rtt_ps as f64) as u64;
+                f.unanswered.clear();
                 host.downgrades += 1;
                 next_wake = next_wake.min(f.downgraded_until_ps);
                 continue;
@@ -473,7 +495,9 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
             f.issued += 1;
             0
         };
-        f.unexpired.push_back(now);
+        if p.clock == Clock::Paced {
+            f.unanswered.push_back(now);
+        }
         f.last_token_ps = now;
         host.last = id;
         host.tokens_sent += 1;

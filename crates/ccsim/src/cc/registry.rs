@@ -253,6 +253,14 @@ macro_rules! registry {
                     _ => unreachable!("state of another scheme"),
                 }
             }
+            /// The receiver part's event counts over the run (`ReceiverPart::counters`).
+            pub fn counters(&self, s: &ReceiverStates, h: &HostRxStates) -> Vec<(&'static str, u64)> {
+                match (self, s, h) {
+                    $($(#[$m])* (CcParams::$v(_), ReceiverStates::$v(s), HostRxStates::$v(h)) =>
+                        <<$module::$t as Scheme>::Receiver as ReceiverPart<<$module::$t as Scheme>::Params>>::counters(h, s),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
             pub(crate) fn on_host_timer(&self, h: &mut HostRxStates, hx: &mut HostCtx, kind: u8) {
                 match (self, h) {
                     $($(#[$m])* (CcParams::$v(p), HostRxStates::$v(h)) =>

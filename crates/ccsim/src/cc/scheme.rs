@@ -91,6 +91,10 @@ pub struct SchemeInfo {
     /// Switches hash each data packet's path key (`DataOut::path_key`) with its flow, so a
     /// sender may spray packets over equal-cost paths (NDP, Homa); else one path per flow.
     pub path_per_packet: bool,
+    /// With `path_per_packet`, control packets (ACKs, NACKs, the scheme's own) are sprayed
+    /// too, each on a path hashed from its send time and sequence (htsim sprays NDP's ACKs,
+    /// NACKs and pulls); else they keep the flow's path.
+    pub spray_ctrl: bool,
     /// The scheme recovers lost data itself (`Tx::resend`): the engine's go-back-N, IRN and
     /// timeouts are off, and receivers keep packets beyond a gap (ACKs name them, `AckInfo`).
     pub own_recovery: bool,
@@ -138,6 +142,7 @@ impl SchemeInfo {
         ctrl_queue: None,
         ctrl_bytes: &[],
         path_per_packet: false,
+        spray_ctrl: false,
         own_recovery: false,
         inbound_flows: false,
         switch_sees_ctrl: false,
@@ -210,6 +215,11 @@ pub trait ReceiverPart<P>: Clone + Debug {
     fn on_timer(&mut self, _host: &mut Self::Host, _p: &P, _rx: &mut Rx, _kind: u8) {}
     /// Timer `kind` set through `HostCtx::set_timer` fired.
     fn on_host_timer(_host: &mut Self::Host, _p: &P, _hx: &mut HostCtx, _kind: u8) {}
+    /// The scheme's own event counts over the run, summed over every receiving host and flow
+    /// (`summary.json`'s `scheme_counters`: downgrades, regrants, resends ...).
+    fn counters(_hosts: &[Self::Host], _flows: &[Self]) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// What a switch does with a packet it is about to queue.

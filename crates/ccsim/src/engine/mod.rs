@@ -58,7 +58,7 @@ pub struct Settings {
     pub scheduler: Scheduler,
     /// A trimming scheme's header turns per data turn at a switch port (0: control strictly
     /// first; see `net::sched`).
-    pub hdr_ratio: u8,
+    pub hdr_ratio: u32,
     pub pfc_enabled: bool,
     pub pfc_mode: PfcMode,
     pub pfc_xoff_bytes: u64,
@@ -92,6 +92,8 @@ pub struct Settings {
     pub own_recovery: bool,
     /// ECMP hashes each data packet's path key (`SchemeInfo::path_per_packet`).
     pub path_per_packet: bool,
+    /// ... and each control packet's (`SchemeInfo::spray_ctrl`).
+    pub spray_ctrl: bool,
     /// Hosts keep their inbound flows (`SchemeInfo::inbound_flows`).
     pub inbound_flows: bool,
     /// Switch hooks see priority-0 packets too (`SchemeInfo::switch_sees_ctrl`).

@@ -493,6 +493,14 @@ impl Simulation {
         if self.s.ctrl_queue.is_some() {
             summary["ctrl_drops"] = ps.iter().map(|p| p.ctrl_drops).sum::<u64>().into();
         }
+        let counters = self.cc.counters(&self.receivers, &self.host_rx);
+        if !counters.is_empty() {
+            summary["scheme_counters"] = counters
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), Value::from(v)))
+                .collect::<Map<_, _>>()
+                .into();
+        }
         summary
     }
 }

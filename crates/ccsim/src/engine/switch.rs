@@ -12,7 +12,8 @@ use crate::sim::rng::mix64;
 impl Simulation {
     /// The egress port switch `si` uses for packet `p`: one of the equal-cost next hops toward
     /// its host, chosen by a hash of its flow (the same choice for every packet of the flow),
-    /// and of its path key for data packets of a `path_per_packet` scheme. With symmetric ECMP
+    /// and of its path key for data packets of a `path_per_packet` scheme (control packets
+    /// too with `spray_ctrl`). With symmetric ECMP
     /// the hash covers the unordered pair of end hosts instead of the flow and is the same at
     /// every switch of a layer, so the reverse direction retraces the forward path.
     #[inline(always)]
@@ -21,8 +22,14 @@ impl Simulation {
         if hops.len() == 1 {
             return hops[0];
         }
-        let path = if self.s.path_per_packet && p.kind == PktKind::Data {
+        let path = if !self.s.path_per_packet {
+            0
+        } else if p.kind == PktKind::Data {
             p.aux & PATH_KEY_MASK
+        } else if self.s.spray_ctrl {
+            // Control packets carry no path key: their send time and sequence pick one (never
+            // 0, the flow's own path).
+            (mix64(p.ts_ps ^ p.seq.rotate_left(32)) as u32 & PATH_KEY_MASK) | 1
         } else {
             0
         };

@@ -319,8 +319,6 @@ pub struct Port {
     /// Bit p set: the peer paused our priority p.
     pub paused_mask: u8,
     pub rr_last: u8,
-    /// Where the port is in its header/data turns (`pick_priority`'s `hdr_ratio`).
-    pub hdr_turn: u8,
     /// Bit p set: the queue of priority p holds packets.
     nonempty_mask: u8,
     /// Bit p set: we have sent PAUSE for priority p to the peer.
@@ -352,6 +350,8 @@ pub struct Port {
     /// it may send next.
     limited: VecDeque<u32>,
     pub limited_next_ps: u64,
+    /// Where the port is in its header/data turns (`pick_priority`'s `hdr_ratio`).
+    pub hdr_turn: u32,
     /// Per priority: since when the peer has paused it (valid while its `paused_mask` bit is
     /// set).
     pub paused_since_ps: [u64; NUM_PRIO],

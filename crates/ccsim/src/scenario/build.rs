@@ -323,7 +323,8 @@ impl Scenario {
             data_priority: f.data_priority,
             scheduler: f.scheduler,
             hdr_ratio: if info.trim {
-                crate::net::sched::HDR_RATIO
+                (f.loss.as_ref().and_then(|l| l.header_turns))
+                    .unwrap_or(crate::net::sched::HDR_RATIO)
             } else {
                 0
             },
@@ -362,6 +363,7 @@ impl Scenario {
             recovery: h.recovery.clone().unwrap_or_default(),
             own_recovery: info.own_recovery,
             path_per_packet: info.path_per_packet,
+            spray_ctrl: info.spray_ctrl,
             inbound_flows: info.inbound_flows,
             switch_sees_ctrl: info.switch_sees_ctrl,
             ctrl_bytes: info.ctrl_bytes,

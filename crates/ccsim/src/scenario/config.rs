@@ -223,6 +223,11 @@ pub struct LossCfg {
     /// beyond it they are dropped. Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ctrl_packets: Option<u32>,
+    /// A trimming scheme's (NDP's) switch ports: turns of the header queue per data turn while
+    /// both wait. Default 10, the NDP authors' htsim (CompositeQueue `_ratio_high`); Broadcom's
+    /// csg-htsim has 100000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_turns: Option<u32>,
 }
 
 impl Default for FabricCfg {

@@ -204,7 +204,25 @@ fn resolve_fabric_mode(
         port_packets: None,
         port_bytes: None,
         ctrl_packets: None,
+        header_turns: None,
     });
+    if let Some(turns) = loss.header_turns {
+        if !info.trim {
+            return Err(ScenarioError::new(
+                "fabric.loss.header_turns",
+                format!(
+                    "applies only to a trimming scheme (ndp); `{}` does not trim: remove it",
+                    info.name
+                ),
+            ));
+        }
+        if turns == 0 {
+            return Err(ScenarioError::new(
+                "fabric.loss.header_turns",
+                "must be >= 1 header turn per data turn (10: the NDP authors' htsim; 100000: csg-htsim)",
+            ));
+        }
+    }
     match loss.mode {
         DropMode::DropTail => {
             if loss.alpha.is_some() {
