@@ -42,11 +42,15 @@
 //!   grant is generated". Each data packet that arrives whole earns its own flow one token at
 //!   once, so a flow keeps its free packets (one BDP) in flight, clocked by its arrivals; the
 //!   pacer only runs the recovery rounds (which also restart a flow whose packets in flight
-//!   were all lost). A token that expires unused (its sender busy with another flow) or a lost
-//!   packet shrinks the flow's window until its recovery round, after its last token: the
-//!   AMRT paper's point that this pHost cannot take bandwidth others leave (its Fig. 2). A
-//!   source gets tokens only for what it delivers, so it cannot pile up unused ones: the
-//!   downgrade is the pacer's (`clock = "paced"`) alone.
+//!   were all lost). A token that expires unused (its sender busy with another flow) shrinks
+//!   the flow's window for good: the AMRT paper's point that this pHost cannot take bandwidth
+//!   others leave (its Fig. 2). A lost packet takes its token too, and a flow whose packets
+//!   keep arriving never reaches its last token, so a hole that stays `resend_after` starts a
+//!   round as for a long-lived flow, and each packet it repairs earns its token back
+//!   (ccsim's: with recovery only after the last token, a Web Search flow whose window had
+//!   collapsed to two packets kept a hole from 2.3 ms and had 342 KB of 37.7 MB in order at
+//!   300 ms). A source gets tokens only for what it delivers, so it cannot pile up unused
+//!   ones: the downgrade is the pacer's (`clock = "paced"`) alone.
 //! * **Sender backstop** (`cc/backstop.rs`, ccsim's).
 
 use super::backstop::Backstop;
@@ -446,9 +450,10 @@ impl ReceiverPart<PHostParams> for PHostReceiver {
                 (9 * host.tick_ps).max(f.rtt_ps)
             };
             let first = f.rcv_nxt / host.mtu.max(1);
-            if f.owed == 0 && f.long_lived && f.seen_end > first {
-                // No last packet to wait for: a hole that stays `resend_after` starts a round
-                // for the packets missing below the highest arrival.
+            if f.owed == 0 && (f.long_lived || p.clock == Clock::Arrival) && f.seen_end > first {
+                // No last packet to wait for (long-lived), or no last token while packets keep
+                // arriving (arrival clock): a hole that stays `resend_after` starts a round for
+                // the packets missing below the highest arrival.
                 if now >= f.hole_since_ps + after {
                     f.owed = f.seen_end - first - f.got.len() as u64;
                     f.cursor = 0;
