@@ -26,22 +26,23 @@
 //! * **Receiver** (per host). Each data arrival reschedules: messages still to be granted,
 //!   one per sender (its fewest bytes left to grant), ranked by bytes left to grant; the top
 //!   `overcommit` (the simulator's numSendersToKeepGranted: 7 for most workloads, 6 for Web
-//!   Server; ccsim cannot see the workload, so the default is 7 for all) are granted up to `rtt_bytes` beyond what has arrived. With n ranked messages and
-//!   S scheduled levels, rank r gets the r-th of the n lowest levels when n ≤ S, else the top
-//!   S − 1 ranks their own level and the rest the lowest. A message's last `rtt_bytes` are
-//!   granted at the unscheduled level their size maps to (the simulator's boost).
+//!   Server; ccsim cannot see the workload, so the default is 7 for all) are granted up to
+//!   `rtt_bytes` beyond what has arrived. With n ranked messages and S scheduled levels, rank
+//!   r gets the r-th of the n lowest levels when n ≤ S, else the top S − 1 ranks their own
+//!   level and the rest the lowest. A message's last `rtt_bytes` are granted at the
+//!   unscheduled level their size maps to (the simulator's boost).
 //! * **Loss recovery** (the Linux module's RESEND; the simulator has none, and AMRT's paper
 //!   adds a timeout without saying which): a message whose packets bring no new data for
 //!   `resend_after` (default 5 ms: the module's 5 ticks of 1 ms; much shorter timeouts resend
 //!   packets that only wait behind higher priorities; 0: one base RTT, the AMRT paper's
-//!   reading) is sent a RESEND naming each missing packet below what it was granted (only new
-//!   data resets the wait: a duplicate is no progress) (at most 64 a time: more than the
-//!   module, whose RESEND
-//!   names only the first missing range, one RESEND per peer every `resend_interval` ticks,
-//!   `homa_timer.c`; with drop-tail queues that drop a first RTT's packets here and there, the
-//!   module would need a round per gap); a sender asked for a packet it has not sent takes it
-//!   as a lost grant. A sender that hears nothing for four base RTTs resends its first
-//!   unacknowledged packet (`cc/backstop.rs`).
+//!   reading) is sent a RESEND naming each missing packet below what it was granted (at most
+//!   64 a time: more than the module, whose RESEND names only the first missing range, one
+//!   RESEND per peer every `resend_interval` ticks, `homa_timer.c`; with drop-tail queues that
+//!   drop a first RTT's packets here and there, the module would need a round per gap); a
+//!   sender asked for a packet it has not sent takes it as a lost grant. Only new data resets
+//!   the wait: a duplicate (a backstop's resend of a packet that had arrived) is no progress.
+//!   A sender that hears nothing for four base RTTs resends its first unacknowledged packet
+//!   (`cc/backstop.rs`).
 
 use super::backstop::Backstop;
 use super::{
