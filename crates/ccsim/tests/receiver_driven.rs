@@ -75,18 +75,22 @@ fn anti_ecn_fills_k_idle_slots_in_k_rtts_one_room_grant_a_round() {
     );
 }
 
+/// pHost on a star of `hosts` hosts at 10 Gb/s, 5 us links.
+fn phost_star(hosts: u32, rest: &str) -> String {
+    let topology = format!(
+        "[topology]\nkind = \"star\"\nhosts = {hosts}\nlink = {{ rate = \"10Gbps\", delay = \"5us\" }}"
+    );
+    lossy("phost", &topology, rest)
+}
+
 #[test]
 fn arrival_clocked_phost_keeps_its_free_packets_in_flight() {
     // clock = "arrival" (the pHost the AMRT paper describes, §III-A): each arriving packet earns
     // one token, so a lone flow with m free packets keeps m in flight: one window of m packets
     // per base RTT, whatever the link could carry. The paced pHost fills the link instead.
     let toml = |clock: &str| {
-        lossy(
-            "phost",
-            r#"[topology]
-            kind = "star"
-            hosts = 2
-            link = { rate = "10Gbps", delay = "5us" }"#,
+        phost_star(
+            2,
             &format!(
                 "[cc.params]\nfree_tokens = 8\nclock = \"{clock}\"\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"1MB\"\n"
             ),
@@ -114,16 +118,7 @@ fn phost_downgrades_a_sender_busy_with_another_receiver_and_no_lone_one() {
     // a token per packet time, the sender answers half of each, so each receiver's unanswered
     // tokens pass one BDP and it downgrades the sender. A lone flow answers every token and is
     // never downgraded. The count is the run's summary's `scheme_counters.downgrades`.
-    let toml = |flows: &str| {
-        lossy(
-            "phost",
-            r#"[topology]
-            kind = "star"
-            hosts = 3
-            link = { rate = "10Gbps", delay = "5us" }"#,
-            flows,
-        )
-    };
+    let toml = |flows: &str| phost_star(3, flows);
     let flow = |dst: u32| format!("[[flows]]\nsrc = 0\ndst = {dst}\nsize = \"2MB\"\n");
     let downgrades = |r: &ccsim::metrics::Results| {
         r.summary["scheme_counters"]["downgrades"]
