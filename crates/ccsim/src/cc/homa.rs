@@ -455,7 +455,6 @@ impl ReceiverPart<HomaParams> for HomaReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::DataInfo;
 
     #[test]
     fn a_duplicate_does_not_hold_off_the_resend() {
