@@ -4,7 +4,9 @@
 //!   sender-side and clock-jitter variants too;
 //! - congestion types (Fig. 15): on the multi-bottleneck topology the flows sharing an
 //!   in-network link go to PID, and the in-network queue settles near the PID's target delay;
-//! - incast (Fig. 7): the last hop stays busy, aggregate goodput at its ceiling.
+//! - incast (Fig. 7): the last hop stays busy, aggregate goodput at its ceiling; the receiver
+//!   that asks N senders at once assigns each C x RTT / N, so the first round puts one packet
+//!   per sender in flight, not one BDP each.
 mod common;
 
 use ccsim::cc::ReceiverStates;
@@ -228,4 +230,46 @@ at = "10us"
         "aggregate goodput {:.2} Gb/s",
         goodput / 1e9
     );
+}
+
+#[test]
+fn a_requested_incast_starts_with_one_packet_per_sender_not_one_bdp() {
+    // 400 senders asked at once beside a long flow: the request's window C x RTT / 400 is
+    // 13 B (RTT 4.17 us), under one packet, so each sender sends one packet and then paces at
+    // W / RTT; the switch holds at most the 400 first packets and the long flow's BDP (52 KB).
+    // With every sender starting at its line-rate BDP the first round is 400 BDPs (21 MB).
+    let toml = |first: &str| {
+        format!(
+            r#"duration = "1ms"
+[topology]
+kind = "star"
+hosts = 402
+link = {{ rate = "100Gbps", delay = "1us" }}
+[fabric]
+buffer = "64MB"
+pfc = {{ mode = "dynamic" }}
+[cc]
+scheme = "rcc"
+params = {{ first_window = "{first}" }}
+[[workload]]
+kind = "long_lived"
+pairs = [[400, 401]]
+[[workload]]
+kind = "incast"
+senders = 400
+receiver = 401
+hosts = "0..399"
+size = "200KB"
+at = "100us"
+"#
+        )
+    };
+    let (_, _, r) = common::run(&toml("request"));
+    let peak = r.summary["switch_max_buffer_bytes"].as_f64().unwrap();
+    let bound = 400.0 * 1056.0 + 52_200.0 + 2.0 * 1056.0;
+    assert!(peak <= bound, "peak {peak} B, bound {bound} B");
+    assert_eq!(r.summary["pfc"]["pauses_sent"], 0, "{}", r.summary["pfc"]);
+    let (_, _, r) = common::run(&toml("line_rate"));
+    let peak_lr = r.summary["switch_max_buffer_bytes"].as_f64().unwrap();
+    assert!(peak_lr > 10.0 * bound, "line-rate start: peak {peak_lr} B");
 }

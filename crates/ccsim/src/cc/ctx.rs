@@ -98,6 +98,15 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
     pub fn flow_id(&self) -> u32 {
         self.flow_id
     }
+    /// When the flow starts (the workload's time).
+    pub fn start_ps(&self) -> u64 {
+        self.f.start_ps
+    }
+    /// Flows to this flow's receiver that start at the same instant, itself included: what a
+    /// receiver that asks for them at once knows when it asks.
+    pub fn cohort_flows(&self) -> u32 {
+        self.f.cohort
+    }
     /// The schemes' random stream (seeded by the scenario, apart from the fabric's), for
     /// jitter and tie-breaks.
     pub fn rng(&mut self) -> &mut Rng {

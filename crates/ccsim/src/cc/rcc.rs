@@ -1,7 +1,8 @@
 //! RCC (Zhang et al., "Enabling Receiver-Driven RDMA Congestion Control With Congestion
 //! Divide-and-Conquer in Datacenter Networks", IEEE/ACM ToN 2023; seed 003): the receiver sorts
 //! congestion into last-hop and in-network, assigns each flow a window and piggybacks it on
-//! every ACK; the sender enforces the window and paces at line rate.
+//! every ACK; the sender enforces the window and paces at line rate (at W / RTT while the
+//! window is below one packet).
 //!
 //! Per data packet, at the receiver (Algorithm 1):
 //! * its one-way delay d = arrival - send time (data packets carry their send time);
@@ -45,7 +46,10 @@
 //!   the current fair share. Updating on every packet instead makes the loop oscillate (the
 //!   unit test's setting swings between 1x and 3x the base delay);
 //! * the PID's state starts at rest when a flow enters it (U = 0, E_prev = 0), from the
-//!   flow's current window;
+//!   flow's current window, so the first step adds Kd x E (ten times the proportional step at
+//!   the paper's gains). Starting with E_prev = E instead (no derivative kick) was measured on
+//!   rcc-fig15 (quick): flows 1 and 2's Jain index fell from 1.0 to 0.90 and the in-network
+//!   queue rose from 4.0 to 7.4 KB; the paper says nothing of the entry state;
 //! * eq. 5 multiplies every window by a factor of its own U, and any windows with tanh U = 0
 //!   are a fixed point, so the law does not by itself even out windows that differ (eq. 11's
 //!   fairness assumes "all flows are synchronized"); flows sharing an in-network bottleneck
@@ -70,9 +74,33 @@
 //!   under EWA, as the paper's detection does);
 //! * a message ends when its last byte arrives in order; a long-lived flow counts until it is
 //!   stopped and its last packet arrives;
-//! * the window never drops below one MTU of payload (ccsim's floor; the transport keeps one
-//!   packet in flight at any window);
-//! * a flow's first window, before any ACK, is its line-rate BDP (it "starts at line rate");
+//! * the first window, before any ACK, is the receiver's (`first_window = "request"`): RCC's
+//!   receiver asks for data (V-B-2: "one receiver initiates connections with 1000 senders and
+//!   requests 200KB"; III-A: "at first, the receiver may assign a higher congestion window to
+//!   senders"), so its request carries C x RTT / N with N the flows it asks for at that
+//!   instant (`Tx::cohort_flows`: flows to it that start together). A flow that starts alone
+//!   gets the line-rate BDP, III-B's "each flow starts at line rate". Flows already open at
+//!   the receiver are counted from the first ACK on (the request does not see them). The
+//!   receiver that asked counts the flows of a request in N from the first packet of any of
+//!   them, as it knows what it asked for; counted from each one's first packet, the first
+//!   ACKs would assign C x RTT / 2, / 3, ... and the first senders answer them with bursts
+//!   (a 400-to-1 incast: 601 KB at the switch against 477 KB).
+//!   `first_window = "line_rate"` gives every flow its line-rate BDP and counts each flow from
+//!   its first packet;
+//! * a window below one packet is paced (`sub_mtu_pacing`): III-D, "NICs at senders use the
+//!   packet pacing to add space between consecutive packets of all flows". The sender keeps
+//!   one packet in flight and paces at W / RTT_base while W < one MTU of payload (C x RTT / N
+//!   is 52 B in rcc-fig7-8's 1001-to-1 incast), at line rate otherwise, so N flows' paced
+//!   windows add up to C, as their windows would. Measured on rcc-fig7-8 (30 ms): 0 PAUSEs,
+//!   94.5 Gb/s, but the start-up burst (one packet per sender at once, 1.06 MB) never quite
+//!   drains, since the flows send exactly C: 291 KB on average from 1 ms on. `"last_rtt"`
+//!   paces at W / the last ACK's RTT instead, a window's own meaning (W bytes per round
+//!   trip): the burst drains (12 KB from 1 ms on) but one RTT sample per packet, 84 us apart,
+//!   is too stale a clock and the last hop carries 63 Gb/s. `"none"` sends one packet per
+//!   ACK, the transport's rule (1001 packets in flight against a 50-packet BDP: 554 KB). Pacing
+//!   every window at W / RTT would also slow flows whose ACK clock already spaces them;
+//! * the window never drops below one MTU of payload in PID (ccsim's floor), and the
+//!   transport keeps one packet in flight at any window;
 //! * `rcc_async`'s jitter is a per-packet offset, uniform in [-J, J], hashed from the flow and
 //!   sequence (deterministic); J = 500 ns by default, the clock synchronization bound "a few
 //!   hundred nanoseconds" of section III-G.
@@ -95,7 +123,7 @@ pub struct Rcc;
 
 const INFO: SchemeInfo = SchemeInfo {
     name: "rcc",
-    description: "RCC: the receiver counts active messages and its last-hop throughput; last-hop congestion gets the explicit fair window C x RTT / N, in-network congestion (3 one-way delays > 1.2 x base) a PID window on the delay; windows ride on every ACK, senders pace at line rate.",
+    description: "RCC: the receiver counts active messages and its last-hop throughput; last-hop congestion gets the explicit fair window C x RTT / N, in-network congestion (3 one-way delays > 1.2 x base) a PID window on the delay; windows ride on every ACK (the first in the receiver's request), senders pace at line rate (W / RTT below one packet).",
     paper: "Zhang et al., Enabling Receiver-Driven RDMA Congestion Control With Congestion Divide-and-Conquer in Datacenter Networks, IEEE/ACM ToN 2023",
     ack_priority: None,
     header_bytes: 8,
@@ -207,6 +235,32 @@ pub struct RccParams {
     /// section III-C's definition; or one value for every flow, as section V-A sets it
     /// ("12us" on its fat-tree, for the 13.2 us target).
     pub base_delay: Time,
+    /// The window before the first ACK (module header).
+    pub first_window: FirstWindow,
+    /// How windows below one packet are paced (module header).
+    pub sub_mtu_pacing: SubMtuPacing,
+}
+
+/// The pacing of a window below one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubMtuPacing {
+    /// W / RTT_base.
+    BaseRtt,
+    /// W / the last ACK's RTT.
+    LastRtt,
+    /// Not paced: one packet in flight at line rate.
+    None,
+}
+
+/// A flow's window before its first ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FirstWindow {
+    /// The receiver's request: C x RTT / N, N the flows to it that start at the same instant.
+    Request,
+    /// The line-rate BDP, whatever else starts.
+    LineRate,
 }
 
 impl Default for RccParams {
@@ -223,6 +277,8 @@ impl Default for RccParams {
             at_sender: false,
             clock_jitter: Time(0),
             base_delay: Time(0),
+            first_window: FirstWindow::Request,
+            sub_mtu_pacing: SubMtuPacing::BaseRtt,
         }
     }
 }
@@ -363,8 +419,11 @@ impl Control {
 /// Per receiving host: active messages and the bytes of the last base RTT.
 #[derive(Clone, Debug, Default)]
 pub struct RccHost {
-    /// Messages whose first packet arrived and last did not.
+    /// Messages whose first packet arrived and last did not, and those asked for together
+    /// with one of them (`first_window = "request"`) whose first packet is still to come.
     active: u32,
+    /// Requests counted in `active` ahead of their first packet: (start time, flows to come).
+    requested: Vec<(u64, u32)>,
     /// B_R's window T: the smallest base RTT among the host's flows (0: none yet).
     window_ps: u64,
     /// Arrivals within the last T: (time, wire bytes), and their sum B_R.
@@ -373,6 +432,25 @@ pub struct RccHost {
 }
 
 impl RccHost {
+    /// A message's first packet: count it, with the rest of its request when it opens one.
+    fn begin(&mut self, p: &RccParams, start_ps: u64, cohort: u32) {
+        if p.first_window == FirstWindow::LineRate || cohort <= 1 {
+            self.active += 1;
+            return;
+        }
+        match self.requested.iter().position(|r| r.0 == start_ps) {
+            Some(i) => {
+                self.requested[i].1 -= 1;
+                if self.requested[i].1 == 0 {
+                    self.requested.swap_remove(i);
+                }
+            }
+            None => {
+                self.active += cohort;
+                self.requested.push((start_ps, cohort - 1));
+            }
+        }
+    }
     /// Count a packet of `bytes` at `now_ps`; returns B_R, the bytes of the last T.
     fn receive(&mut self, now_ps: u64, bytes: u32) -> u64 {
         self.recent.push_back((now_ps, bytes));
@@ -424,7 +502,7 @@ impl ReceiverPart<RccParams> for RccReceiver {
         // Message count from its first and last packets (line 4).
         if !self.begun {
             self.begun = true;
-            host.active += 1;
+            host.begin(p, rx.start_ps(), rx.cohort_flows());
             let rtt = rx.base_rtt_ps();
             host.window_ps = if host.window_ps == 0 {
                 rtt
@@ -486,9 +564,15 @@ impl SenderPart<RccParams> for RccSender {
     fn new(_: &RccParams) -> Self {
         RccSender::default()
     }
-    fn on_start(&mut self, _: &RccParams, tx: &mut Tx) {
-        let bdp = tx.bdp_bytes().max(1);
-        tx.ctl().window_bytes = bdp;
+    fn on_start(&mut self, p: &RccParams, tx: &mut Tx) {
+        // Alone, the line-rate BDP; one of n asked for at once, EWA's C x RTT / n.
+        let w = match (p.first_window, tx.cohort_flows()) {
+            (FirstWindow::Request, n) if n > 1 => {
+                fair_share(p, tx.last_hop_bps(), tx.base_rtt_ps(), n) as u64
+            }
+            _ => tx.bdp_bytes(),
+        };
+        set_window(p, tx, w.max(1), 0);
     }
     fn on_ack(&mut self, p: &RccParams, tx: &mut Tx, ack: &AckInfo) {
         let w = if p.at_sender {
@@ -510,9 +594,33 @@ impl SenderPart<RccParams> for RccSender {
             ack.hdr.a as u64
         };
         if w > 0 {
-            tx.ctl().window_bytes = w;
+            set_window(p, tx, w, ack.rtt_ps);
         }
     }
+}
+
+/// Apply window `w` (payload bytes): one packet in flight at least, paced while W is below
+/// one packet (`sub_mtu_pacing`; `last_rtt_ps`: the last ACK's RTT), at line rate otherwise.
+fn set_window(p: &RccParams, tx: &mut Tx, w: u64, last_rtt_ps: u64) {
+    let line = tx.line_rate_bps();
+    let rtt_ps = match p.sub_mtu_pacing {
+        SubMtuPacing::BaseRtt => tx.base_rtt_ps(),
+        SubMtuPacing::LastRtt => last_rtt_ps.max(tx.base_rtt_ps()),
+        SubMtuPacing::None => 0,
+    };
+    let rate = if w < tx.mtu_payload_bytes() && rtt_ps > 0 {
+        sub_mtu_rate_bps(w, rtt_ps).min(line)
+    } else {
+        line
+    };
+    let ctl = tx.ctl();
+    ctl.window_bytes = w;
+    ctl.rate_bps = rate;
+}
+
+/// The pacing rate of a window of `w` bytes per `rtt_ps`: W / RTT, at least 1 b/s.
+fn sub_mtu_rate_bps(w: u64, rtt_ps: u64) -> u64 {
+    ((w as u128 * 8 * PS_PER_S as u128 / rtt_ps as u128) as u64).max(1)
 }
 
 #[cfg(test)]
@@ -815,6 +923,86 @@ mod tests {
             (sum_w - want).abs() < 0.02 * want,
             "sum {sum_w}, want {want}"
         );
+    }
+
+    /// A flow of a 100 Gb/s host with a 4 us base RTT (a 50 KB BDP), one of `cohort` flows
+    /// to its receiver that start together.
+    fn rcc_flow(cohort: u32) -> crate::cc::TestFlow {
+        let mut f = crate::cc::TestFlow::new(100_000_000_000);
+        f.f.base_rtt_ps = 4_000_000;
+        f.f.path.last_hop_bps = 100_000_000_000;
+        f.f.cohort = cohort;
+        f
+    }
+
+    #[test]
+    fn the_first_window_is_the_receivers_request_c_times_rtt_over_n() {
+        let p = RccParams::default();
+        // Alone: the line-rate BDP, C x RTT = 50,000 B, at line rate.
+        let mut f = rcc_flow(1);
+        RccSender::default().on_start(&p, &mut f.tx(0));
+        assert_eq!(f.f.ctl.window_bytes, 50_000);
+        assert_eq!(f.f.ctl.rate_bps, 100_000_000_000);
+        // One of 10 asked for at once: C x RTT / 10.
+        let mut f = rcc_flow(10);
+        RccSender::default().on_start(&p, &mut f.tx(0));
+        assert_eq!(f.f.ctl.window_bytes, 5_000);
+        // C is the receiver's last hop: 10 of 100G senders into a 25G receiver get 1,250 B.
+        f.f.path.last_hop_bps = 25_000_000_000;
+        RccSender::default().on_start(&p, &mut f.tx(0));
+        assert_eq!(f.f.ctl.window_bytes, 1_250);
+        // `line_rate`: the BDP whatever else starts.
+        let lr = RccParams {
+            first_window: FirstWindow::LineRate,
+            ..RccParams::default()
+        };
+        let mut f = rcc_flow(10);
+        RccSender::default().on_start(&lr, &mut f.tx(0));
+        assert_eq!(f.f.ctl.window_bytes, 50_000);
+    }
+
+    #[test]
+    fn a_window_below_one_packet_is_paced_at_w_over_rtt() {
+        let p = RccParams::default();
+        // 1000 flows: W = 50 B, one 1048 B packet every 1048 / 50 RTTs, 100 Mb/s: the 1000
+        // flows' wire bytes add up to C.
+        let mut f = rcc_flow(1000);
+        RccSender::default().on_start(&p, &mut f.tx(0));
+        assert_eq!(f.f.ctl.window_bytes, 50);
+        assert_eq!(f.f.ctl.rate_bps, 100_000_000);
+        let gap_ps = crate::sim::tx_time_ps(1048, f.f.ctl.rate_bps);
+        assert_eq!(gap_ps, 1048 * 4_000_000 / 50);
+        // An ACK with a window of one packet or more goes back to line rate.
+        let ack = |w: u32, rtt_ps: u64| AckInfo {
+            nack: false,
+            ack_seq: 0,
+            newly_acked_bytes: 0,
+            mark: crate::net::Mark::None,
+            rtt_ps,
+            hdr: SchemeHdr { a: w, b: 0 },
+            int: &[],
+            sack_seq: None,
+            trimmed: false,
+        };
+        let mut s = RccSender::default();
+        s.on_ack(&p, &mut f.tx(1), &ack(2_000, 4_000_000));
+        assert_eq!(f.f.ctl.rate_bps, 100_000_000_000);
+        // 500 B over a 10 us RTT: `base_rtt` paces at 500 B / 4 us, `last_rtt` at 500 B / 10 us,
+        // `none` not at all.
+        s.on_ack(&p, &mut f.tx(2), &ack(500, 10_000_000));
+        assert_eq!(f.f.ctl.rate_bps, 1_000_000_000);
+        let last = RccParams {
+            sub_mtu_pacing: SubMtuPacing::LastRtt,
+            ..RccParams::default()
+        };
+        s.on_ack(&last, &mut f.tx(3), &ack(500, 10_000_000));
+        assert_eq!(f.f.ctl.rate_bps, 400_000_000);
+        let none = RccParams {
+            sub_mtu_pacing: SubMtuPacing::None,
+            ..RccParams::default()
+        };
+        s.on_ack(&none, &mut f.tx(4), &ack(500, 10_000_000));
+        assert_eq!((f.f.ctl.window_bytes, f.f.ctl.rate_bps), (500, 100_000_000_000));
     }
 
     #[test]

@@ -658,6 +658,13 @@ impl Scenario {
             }
             sim.flows.push(fl);
         }
+        let mut cohorts = std::collections::HashMap::<(u32, u64), u32>::new();
+        for f in &sim.flows {
+            *cohorts.entry((f.dst, f.start_ps)).or_default() += 1;
+        }
+        for f in &mut sim.flows {
+            f.cohort = cohorts[&(f.dst, f.start_ps)];
+        }
         Ok(())
     }
 

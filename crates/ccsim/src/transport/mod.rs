@@ -100,6 +100,9 @@ pub struct Flow {
     pub sampled_acked: u64,
     /// Index in the receiving host's inbound list (u32::MAX: not listed).
     pub rx_slot: u32,
+    /// Flows to the same receiver that start at the same instant, this one included: a batch
+    /// a receiver asks for at once (e.g. an incast's requests).
+    pub cohort: u32,
 }
 
 impl Flow {
@@ -153,6 +156,7 @@ impl Flow {
             ideal_fct_ps: 0,
             sampled_acked: 0,
             rx_slot: u32::MAX,
+            cohort: 1,
         }
     }
 
