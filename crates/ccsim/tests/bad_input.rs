@@ -88,6 +88,28 @@ fn negative_or_zero_values_are_rejected() {
 }
 
 #[test]
+fn a_start_rate_above_what_the_flow_may_send_is_refused() {
+    let f = |x: &str| format!("flows=[{{src = 0, dst = 2, size = 100, {x}}}]");
+    assert_mentions(
+        &error_of(BASE, &[&f("start_rate = \"0Gbps\"")]),
+        &["flows[0].start_rate", "> 0"],
+    );
+    assert_mentions(
+        &error_of(BASE, &[&f("rate = \"10Gbps\", start_rate = \"20Gbps\"")]),
+        &["flows[0].start_rate", "rate", "lower start_rate"],
+    );
+    assert_mentions(
+        &error_of(BASE, &[&f("start_rate = \"200Gbps\"")]),
+        &["start_rate", "line rate", "lower start_rate"],
+    );
+    let w = "[[workload]]\nkind = \"long_lived\"\npairs = [[0, 1]]\nrate = \"1Gbps\"\nstart_rate = \"2Gbps\"\n";
+    assert_mentions(
+        &error_of(&format!("duration = \"1ms\"\n{BASE}{w}"), &[]),
+        &["workload[0].start_rate", "lower start_rate"],
+    );
+}
+
+#[test]
 fn unknown_hosts_are_named() {
     assert_mentions(
         &error_of(BASE, &["flows=[{src = 0, dst = 9, size = 100}]"]),

@@ -5,7 +5,9 @@
 //!   paper's bounds are printed beside ccsim's and checked with the tolerance stated below);
 //! - Figure 1: the victim F0 keeps its max-min share during the bursts and S0 never pauses its
 //!   hosts, where DCQCN's F0 loses it;
-//! - Table 1: the workloads W1 and W2 (`pcn_w1`, `pcn_w2`) fall in its size bins.
+//! - Table 1: the workloads W1 and W2 (`pcn_w1`, `pcn_w2`) fall in its size bins;
+//! - a flow's `start_rate` (Fig. 2's flows that already hold their fair share) is where it
+//!   starts, not a cap.
 mod common;
 
 const C_BPS: f64 = 40e9;
@@ -218,4 +220,44 @@ fn workloads_w1_and_w2_match_table_1_within_2_points() {
             assert!((n_pct - count[b]).abs() <= 2.0 && (b_pct - bytes[b]).abs() <= 2.0);
         }
     }
+}
+
+#[test]
+fn a_start_rate_is_where_a_flow_starts_not_a_cap() {
+    // One flow alone on a 40G dumbbell, starting at 10G: with no congestion control it sends
+    // 10G for good; under PCN it starts at 10G (its first 50 us period) and, with no marks,
+    // rises to the line rate (the gentle-to-aggressive increase of Algorithm 1).
+    let run = |scheme: &str| {
+        let toml = format!(
+            r#"duration = "2ms"
+[topology]
+kind = "dumbbell"
+left_hosts = 1
+right_hosts = 1
+host_link = {{ rate = "40Gbps", delay = "1us" }}
+bottleneck = {{ rate = "40Gbps", delay = "1us" }}
+[cc]
+scheme = "{scheme}"
+[[workload]]
+kind = "long_lived"
+pairs = [[0, 1]]
+start_rate = "10Gbps"
+[output]
+rates = {{ interval = "25us" }}
+"#
+        );
+        rates(&common::run(&toml).2)
+    };
+    let at = |rows: &[(f64, usize, f64, f64)], t_us: f64| {
+        rows.iter()
+            .find(|r| r.0 >= t_us * 1e6)
+            .map(|r| r.2)
+            .unwrap()
+    };
+    let none = run("none");
+    assert_eq!(at(&none, 25.0), 10e9);
+    assert_eq!(at(&none, 1900.0), 10e9);
+    let pcn = run("pcn");
+    assert_eq!(at(&pcn, 25.0), 10e9);
+    assert!(at(&pcn, 1900.0) > 0.99 * C_BPS, "{}", at(&pcn, 1900.0));
 }

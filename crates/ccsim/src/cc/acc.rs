@@ -383,7 +383,7 @@ impl SenderPart<AccParams> for AccSender {
         AccSender::default()
     }
     fn on_start(&mut self, p: &AccParams, tx: &mut Tx) {
-        self.rate_bps = tx.line_rate_bps() as f64;
+        self.rate_bps = tx.rate_bps() as f64; // the line rate, or the flow's start_rate
         self.period_ps = if p.period.0 > 0 {
             p.period.0
         } else {

@@ -19,6 +19,14 @@
 //!   max(T, BC) < F = 5, hyper increase by (min(T, BC) - F) x R_HAI once both exceed F,
 //!   additive increase otherwise.
 //!
+//! * `dcqcn_ns3rdma` — `dcqcn_paper`'s model with the values of the DCQCN authors' ns-3 code
+//!   (github.com/bobzhuyb/ns3-rdma, `mix/config.txt`), the "open project for DCQCN" the PCN
+//!   paper's simulator was built on: RP_TIMER 60 us, BYTE_COUNTER 300 MB, ECN KMIN 40 and
+//!   KMAX 1000 cells of 1030 B (41.2 KB, 1.03 MB) with PMAX 1.0 on its 40 Gb/s links; the
+//!   rest as `dcqcn_paper` (CNP 50 us, alpha 55 us, F = 5, R_AI 40 Mb/s, R_HAI 200 Mb/s,
+//!   min rate 100 Mb/s, clamped target, g = 1/256). ns3-rdma keeps one threshold for every
+//!   port; ccsim scales them with the port's rate from 40 Gb/s, as it does for every scheme.
+//!
 //! Parameters (defaults `dcqcn` / `dcqcn_paper`): g = 1/256; alpha_timer 1us / 55us;
 //! rate_decrease_interval 4us / 0 (immediate); rate_increase_timer 300us / 55us;
 //! fast_recovery_steps 1 / 5; rate_ai 20Mbps / 40Mbps; rate_hai 200Mbps / 200Mbps;
@@ -37,7 +45,7 @@ use crate::sim::quantity::{Rate, Size, Time};
 use crate::sim::{PS_PER_NS, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
-/// The scheme type of `dcqcn` and `dcqcn_paper`.
+/// The scheme type of `dcqcn`, `dcqcn_paper` and `dcqcn_ns3rdma`.
 pub struct Dcqcn;
 
 impl Scheme for Dcqcn {
@@ -63,6 +71,19 @@ impl Scheme for Dcqcn {
             switch_acks_in_data_queue: true,
             ..SchemeInfo::BASE
         },
+        SchemeInfo {
+            name: "dcqcn_ns3rdma",
+            description: "DCQCN as the DCQCN authors' ns-3 code (ns3-rdma) configures it: the paper's reaction point with a 60us increase timer and a 300MB byte counter; ECN 41.2KB-1.03MB, Pmax 1.0 at 40G.",
+            paper: "Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015; ns3-rdma mix/config.txt",
+            ecn: Some(EcnDefaults {
+                kmin_bytes: 40 * 1030,
+                kmax_bytes: 1000 * 1030,
+                pmax: 1.0,
+                ref_rate_bps: 40_000_000_000,
+            }),
+            switch_acks_in_data_queue: true,
+            ..SchemeInfo::BASE
+        },
     ];
     type Params = DcqcnParams;
     type Sender = DcqcnRp;
@@ -71,6 +92,8 @@ impl Scheme for Dcqcn {
     fn default_params(name: &str) -> DcqcnParams {
         if name == "dcqcn_paper" {
             DcqcnParams::paper()
+        } else if name == "dcqcn_ns3rdma" {
+            DcqcnParams::ns3_rdma()
         } else {
             DcqcnParams::hpcc_sim()
         }
@@ -172,6 +195,17 @@ impl DcqcnParams {
     }
 }
 
+impl DcqcnParams {
+    /// ns3-rdma's `mix/config.txt`: the paper's model, RP_TIMER 60 us, BYTE_COUNTER 300 MB.
+    pub fn ns3_rdma() -> Self {
+        DcqcnParams {
+            rate_increase_timer: Time(60 * PS_PER_US),
+            byte_counter: Size(300_000_000),
+            ..Self::paper()
+        }
+    }
+}
+
 impl Params for DcqcnParams {
     fn validate(&self) -> Result<(), crate::sim::input::ScenarioError> {
         let e = |f: &str, m: &str| {
@@ -259,8 +293,8 @@ impl SenderPart<DcqcnParams> for DcqcnRp {
     }
     fn on_start(&mut self, _: &DcqcnParams, tx: &mut Tx) {
         self.line_bps = tx.line_rate_bps() as f64;
-        self.rate_bps = self.line_bps;
-        self.target_bps = self.line_bps;
+        self.rate_bps = tx.rate_bps() as f64; // the line rate, or the flow's start_rate
+        self.target_bps = self.rate_bps;
     }
     fn on_ack(&mut self, p: &DcqcnParams, tx: &mut Tx, ack: &AckInfo) {
         if p.cnp_interval.0 == 0 {

@@ -132,7 +132,7 @@ impl SenderPart<DctcpParams> for DctcpSender {
     }
 
     fn on_start(&mut self, p: &DctcpParams, tx: &mut Tx) {
-        self.rate_bps = tx.line_rate_bps() as f64;
+        self.rate_bps = tx.rate_bps() as f64; // the line rate, or the flow's start_rate
         self.window_bytes = super::base_window_bytes(p.base_window, tx);
         self.apply(tx);
     }

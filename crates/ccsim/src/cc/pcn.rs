@@ -30,10 +30,14 @@
 //!   (each from its own first packet) were tried: flows then settle at unequal shares, e.g.
 //!   Jain 0.98 among 4 flows after 100 ms;
 //! * RecRate counts wire bytes (headers included), since the RP paces wire bytes;
-//! * RecRate is "normalized by 1Mbps" (5.2) to the nearest Mb/s. Truncated, it is below the
+//! * RecRate is "normalized by 1Mbps" (5.2; a 32-bit field, Fig. 9), to the nearest Mb/s
+//!   (`rec_rate_unit`, default 1 Mb/s, the packet format's). Truncated, it is below the
 //!   receiving rate by up to 1 Mb/s, and at a fair share near 10 Mb/s (1024 flows on 10G)
 //!   every congested CNP's min(rate, RecRate (1 - w_min)) ratchets the flows down to the
-//!   floor (b1's Jain 0.010); rounded, the error is unbiased;
+//!   floor (b1's Jain 0.010); rounded, the error is unbiased but up to 5% of a 10 Mb/s share,
+//!   and with exact pacing the flows stay in phase (pcn-b1 at 1024 flows, full size: 0.76 of
+//!   the bottleneck and Jain 0.96 with Mb/s, 0.97 and Jain 0.85 with `rec_rate_unit =
+//!   "1kbps"`). The paper's simulator is not public; its packet format is followed;
 //! * the RP floors its rate at `min_rate`, RecRate's unit of 1 Mb/s: a flow receiving less than
 //!   half of that gets RecRate 0, and a flow at rate 0 would never send the packet that brings the next
 //!   CNP. (The paper names no floor; 1024 flows on 10G need one below 9.7 Mb/s.)
@@ -90,6 +94,8 @@ pub struct PcnParams {
     pub congested_fraction: f64,
     /// Lowest sending rate (ccsim's floor, see the module header).
     pub min_rate: Rate,
+    /// The unit RecRate is carried in (the paper's format: 1 Mb/s).
+    pub rec_rate_unit: Rate,
 }
 
 impl Default for PcnParams {
@@ -100,6 +106,7 @@ impl Default for PcnParams {
             w_max: 0.5,
             congested_fraction: 0.95,
             min_rate: Rate(1_000_000),
+            rec_rate_unit: Rate(1_000_000),
         }
     }
 }
@@ -121,6 +128,12 @@ impl Params for PcnParams {
         }
         if !(self.congested_fraction > 0.0 && self.congested_fraction <= 1.0) {
             return e("congested_fraction", "must be in (0, 1] (the paper: 0.95)");
+        }
+        if self.rec_rate_unit.0 == 0 {
+            return e(
+                "rec_rate_unit",
+                "must be > 0 (the paper's CNP format: \"1Mbps\")",
+            );
         }
         if self.min_rate.0 == 0 {
             return e(
@@ -210,9 +223,10 @@ impl PcnNp {
     }
 }
 
-/// RecRate as the CNP carries it: Mb/s in 32 bits, rounded to the nearest (module header).
-pub fn rec_rate_field(rate_bps: f64) -> u32 {
-    (rate_bps / 1e6).round().min(u32::MAX as f64) as u32
+/// RecRate as the CNP carries it: units of `unit_bps` (the paper's 1 Mb/s) in 32 bits,
+/// rounded to the nearest (module header).
+pub fn rec_rate_field(rate_bps: f64, unit_bps: u64) -> u32 {
+    (rate_bps / unit_bps as f64).round().min(u32::MAX as f64) as u32
 }
 
 impl ReceiverPart<PcnParams> for PcnNp {
@@ -234,7 +248,7 @@ impl ReceiverPart<PcnParams> for PcnNp {
             Some((congested, rate_bps)) => {
                 let mark = if congested { Mark::Ce } else { Mark::None };
                 let hdr = SchemeHdr {
-                    a: rec_rate_field(rate_bps),
+                    a: rec_rate_field(rate_bps, p.rec_rate_unit.0),
                     b: 0,
                 };
                 rx.send_ctrl(CNP, hdr, mark);
@@ -279,12 +293,12 @@ impl SenderPart<PcnParams> for PcnRp {
     }
     fn on_start(&mut self, p: &PcnParams, tx: &mut Tx) {
         self.line_bps = tx.line_rate_bps() as f64;
-        self.rate_bps = self.line_bps;
+        self.rate_bps = tx.rate_bps() as f64; // the line rate, or the flow's start_rate
         self.w = p.w_min;
     }
     fn on_ctrl(&mut self, p: &PcnParams, tx: &mut Tx, c: &CtrlInfo) {
         if c.code == CNP {
-            self.on_cnp(p, c.mark == Mark::Ce, c.hdr.a as f64 * 1e6);
+            self.on_cnp(p, c.mark == Mark::Ce, c.hdr.a as f64 * p.rec_rate_unit.0 as f64);
             tx.ctl().rate_bps = self.rate_bps.round() as u64;
         }
     }
@@ -436,12 +450,19 @@ mod tests {
 
     #[test]
     fn rec_rate_is_carried_in_mbps_in_32_bits() {
-        assert_eq!(rec_rate_field(9.5e9), 9_500);
+        let mbps = PcnParams::default().rec_rate_unit.0;
+        assert_eq!(mbps, 1_000_000);
+        assert_eq!(rec_rate_field(9.5e9, mbps), 9_500);
         // To the nearest Mb/s: a truncated field would sit below the receiving rate, and
         // min(rate, RecRate (1 - w_min)) would ratchet slow flows down.
-        assert_eq!(rec_rate_field(9.7e6), 10);
-        assert_eq!(rec_rate_field(9.4e6), 9);
-        assert_eq!(rec_rate_field(499_999.0), 0);
-        assert_eq!(rec_rate_field(1e30), u32::MAX);
+        assert_eq!(rec_rate_field(9.7e6, mbps), 10);
+        assert_eq!(rec_rate_field(9.4e6, mbps), 9);
+        assert_eq!(rec_rate_field(499_999.0, mbps), 0);
+        assert_eq!(rec_rate_field(1e30, mbps), u32::MAX);
+        // The fair share of 1024 flows on 10G, 9.766 Mb/s: 10 in Mb/s (2.4% over), 9,766 in
+        // kb/s; 400 Gb/s still fits 32 bits of kb/s.
+        assert_eq!(rec_rate_field(10e9 / 1024.0, mbps), 10);
+        assert_eq!(rec_rate_field(10e9 / 1024.0, 1_000), 9_766);
+        assert_eq!(rec_rate_field(400e9, 1_000), 400_000_000);
     }
 }

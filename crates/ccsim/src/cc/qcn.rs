@@ -39,6 +39,9 @@
 //! as it would at 10 Gb/s). Set `ref_rate` to the line rate to use the values as written.
 //! Defaults (at 10 Gb/s): Q_eq 26 KB, w 2, Gd 1/128, sampling 1%..10%, byte counter 150 KB,
 //! timer 15 ms, F 5, R_AI 5 Mb/s, R_HAI 50 Mb/s, min_rate 5 Mb/s.
+//!
+//! `qcn_fixed` samples 1% of frames whatever |Fb| (`sample_max = 0.01`): the PCN paper's QCN,
+//! whose "update period is about 20us (time of transmitting 100 packets)" (PCN, section 3).
 
 use super::{CtrlInfo, DataOut, Params, Scheme, SchemeInfo, SenderPart, Sw, SwitchPart, Tx, Verdict};
 use crate::net::{Mark, Packet, PktKind, Port, SchemeHdr};
@@ -47,24 +50,36 @@ use crate::sim::input::ScenarioError;
 use crate::sim::PS_PER_US;
 use serde::{Deserialize, Serialize};
 
-/// The scheme type of `qcn`.
+/// The scheme type of `qcn` and `qcn_fixed`.
 pub struct Qcn;
 
 impl Scheme for Qcn {
-    const SCHEMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "qcn",
-        description: "QCN (IEEE 802.1Qau): switches sample arrivals and send quantized feedback Fb = -(Q_off + w Q_delta) to the source; the source cuts by Gd|Fb| and recovers by byte counter and timer (fast recovery, active, hyper-active increase).",
-        paper: "Alizadeh et al., Data Center Transport Mechanisms: Congestion Control Theory and IEEE Standardization, Allerton 2008; IEEE 802.1Qau",
-        ..SchemeInfo::BASE
-    }];
+    const SCHEMES: &'static [SchemeInfo] = &[
+        INFO,
+        SchemeInfo {
+            name: "qcn_fixed",
+            description: "QCN with sampling fixed at 1% (an update about every 100 frames), as the PCN paper describes QCN's update period.",
+            ..INFO
+        },
+    ];
     type Params = QcnParams;
     type Sender = QcnRp;
     type Receiver = ();
     type Switch = QcnCp;
-    fn default_params(_: &str) -> QcnParams {
-        QcnParams::default()
+    fn default_params(name: &str) -> QcnParams {
+        QcnParams {
+            sample_max: if name == "qcn_fixed" { 0.01 } else { 0.10 },
+            ..QcnParams::default()
+        }
     }
 }
+
+const INFO: SchemeInfo = SchemeInfo {
+    name: "qcn",
+    description: "QCN (IEEE 802.1Qau): switches sample arrivals and send quantized feedback Fb = -(Q_off + w Q_delta) to the source; the source cuts by Gd|Fb| and recovers by byte counter and timer (fast recovery, active, hyper-active increase).",
+    paper: "Alizadeh et al., Data Center Transport Mechanisms: Congestion Control Theory and IEEE Standardization, Allerton 2008; IEEE 802.1Qau",
+    ..SchemeInfo::BASE
+};
 
 /// Control code of a feedback message; `hdr.a` carries the quantized |Fb|.
 pub const FEEDBACK: u8 = 1;
@@ -238,8 +253,8 @@ impl SenderPart<QcnParams> for QcnRp {
 
     fn on_start(&mut self, p: &QcnParams, tx: &mut Tx) {
         self.line_bps = tx.line_rate_bps() as f64;
-        self.rate_bps = self.line_bps;
-        self.target_bps = self.line_bps;
+        self.rate_bps = tx.rate_bps() as f64; // the line rate, or the flow's start_rate
+        self.target_bps = self.rate_bps;
         self.scale = self.line_bps / p.ref_rate.0 as f64;
     }
 

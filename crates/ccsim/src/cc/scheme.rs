@@ -177,7 +177,8 @@ pub trait Scheme {
 /// The sender part, per flow.
 pub trait SenderPart<P>: Clone + Debug {
     fn new(p: &P) -> Self;
-    /// The flow starts; the engine has set its rate to line rate and opened its window.
+    /// The flow starts; the engine has set its rate to line rate (or the flow's `start_rate`)
+    /// and opened its window.
     fn on_start(&mut self, _p: &P, _tx: &mut Tx) {}
     /// An ACK or NACK arrived (the transport has already advanced `snd_una`).
     fn on_ack(&mut self, _p: &P, _tx: &mut Tx, _ack: &AckInfo) {}

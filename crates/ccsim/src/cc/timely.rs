@@ -136,7 +136,7 @@ impl SenderPart<TimelyParams> for TimelySender {
         TimelySender::default()
     }
     fn on_start(&mut self, _: &TimelyParams, tx: &mut Tx) {
-        self.rate_bps = tx.line_rate_bps() as f64;
+        self.rate_bps = tx.rate_bps() as f64; // the line rate, or the flow's start_rate
     }
 
     fn on_ack(&mut self, p: &TimelyParams, tx: &mut Tx, ack: &AckInfo) {

@@ -18,7 +18,6 @@ impl Simulation {
         let f = &mut self.flows[fid as usize];
         f.started = true;
         f.ctl.next_avail_ps = now;
-        f.ctl.rate_bps = f.line_rate_bps;
         self.sender_hook(fid, |cc, s, tx| cc.on_start(s, tx));
         self.flush_flow_ctrl(true);
         self.activate(fid);

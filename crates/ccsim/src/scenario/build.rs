@@ -523,6 +523,7 @@ impl Scenario {
             if fc.rate.is_some_and(|r| r.0 == 0) {
                 return Err(ScenarioError::new(&fld("rate"), "must be > 0"));
             }
+            crate::workload::check_start_rate(fc.start_rate, fc.rate, &fld("start_rate"))?;
             specs.push(FlowSpec {
                 src: fc.src,
                 dst: fc.dst,
@@ -530,6 +531,7 @@ impl Scenario {
                 start_ps: fc.start.0,
                 stop_ps: fc.stop.map(|s| s.0),
                 rate_bps: fc.rate.map(|r| r.0),
+                start_rate_bps: fc.start_rate.map(|r| r.0),
                 responsive: true,
             });
         }
@@ -610,6 +612,20 @@ impl Scenario {
         for s in specs {
             let mut fl = Flow::new(s.src, s.dst, s.size_bytes, s.start_ps, s.stop_ps);
             fl.line_rate_bps = host_rate[s.src as usize].min(s.rate_bps.unwrap_or(u64::MAX));
+            if s.start_rate_bps.is_some_and(|r| r > fl.line_rate_bps) {
+                return Err(ScenarioError::new(
+                    "flows",
+                    format!(
+                        "flow {} ({} -> {}) has start_rate {} b/s, above its host's line rate of {} b/s; lower start_rate",
+                        sim.flows.len(),
+                        s.src,
+                        s.dst,
+                        s.start_rate_bps.unwrap_or(0),
+                        fl.line_rate_bps
+                    ),
+                ));
+            }
+            fl.ctl.rate_bps = s.start_rate_bps.unwrap_or(fl.line_rate_bps);
             fl.mtu_payload_bytes = h.mtu_payload_bytes as u64;
             fl.header_bytes = sim.s.header_bytes;
             fl.base_rtt_ps = base_rtt_ps;

@@ -412,6 +412,12 @@ pub struct FlowCfg {
     /// takes it as the flow's line rate (as the PCN paper's fixed-rate flows of Fig. 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// The rate the sender starts at instead of its line rate, not a limit: a rate-based
+    /// scheme (DCQCN, QCN, PCN, TIMELY, DCTCP, ACC) starts its control there and may rise
+    /// above it (a flow that already has its fair share, as PCN's Fig. 2 assumes); other
+    /// schemes replace it at their first feedback; with `none` it stays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_rate: Option<Rate>,
 }
 
 /// Optional probes; all off by default (they cost nothing when off).

@@ -60,6 +60,10 @@ pub enum WorkloadCfg {
         size: Option<Size>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cdf: Option<String>,
+        /// With `cdf`: one size drawn per incast and sent by every sender (synchronous
+        /// generators, as PCN's Fig. 12 describes its bursts); false: a size per sender.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        same_size: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         receiver: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,6 +89,9 @@ pub enum WorkloadCfg {
         /// A rate limiter at the sender: the flows never send faster (see `FlowCfg::rate`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rate: Option<Rate>,
+        /// The rate the flows start at, below the line rate (see `FlowCfg::start_rate`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start_rate: Option<Rate>,
         /// The share of the distinct senders of `pairs` that answer their receivers' grants,
         /// credits and pulls; the others, drawn at random (seeded), send what their scheme
         /// sends unasked and ignore every control packet: AMRT's "unresponsive senders"

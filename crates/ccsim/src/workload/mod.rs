@@ -21,8 +21,27 @@ pub struct FlowSpec {
     pub stop_ps: Option<u64>,
     /// A sender-side rate limiter (bits/s): the flow's line rate when below the host link's.
     pub rate_bps: Option<u64>,
+    /// The rate the sender starts at (bits/s), below its line rate; None: the line rate.
+    pub start_rate_bps: Option<u64>,
     /// The sender answers the receiver's control packets (false: an unresponsive sender).
     pub responsive: bool,
+}
+
+/// A flow's `start_rate`: above 0 and, with a rate limiter, not above it (a host's line rate
+/// is checked when the flows are built).
+pub fn check_start_rate(
+    start_rate: Option<crate::sim::quantity::Rate>,
+    rate: Option<crate::sim::quantity::Rate>,
+    field: &str,
+) -> Result<(), ScenarioError> {
+    match (start_rate, rate) {
+        (Some(s), _) if s.0 == 0 => Err(ScenarioError::new(field, "must be > 0")),
+        (Some(s), Some(r)) if s.0 > r.0 => Err(ScenarioError::new(
+            field,
+            format!("{} b/s is above the flow's `rate` limit of {} b/s: the flow could never send that fast; lower start_rate", s.0, r.0),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The built-in CDFs: (name, file text).
@@ -354,6 +373,7 @@ pub fn generate(
                         start_ps: t as u64,
                         stop_ps: None,
                         rate_bps: None,
+                        start_rate_bps: None,
                         responsive: true,
                     });
                     t += rng.exponential(gap_s) * PS_PER_S as f64;
@@ -375,6 +395,7 @@ pub fn generate(
             senders,
             size,
             cdf,
+            same_size,
             receiver,
             at,
             every,
@@ -406,6 +427,12 @@ pub fn generate(
                 (None, Some(c)) => (0, Some(Cdf::load(c, base_dir, &field("cdf"))?)),
                 _ => return Err(ScenarioError::new(&field("size"), "give either `size` (every flow's size) or `cdf` (a size drawn per sender), not both or neither")),
             };
+            if *same_size && cdf.is_none() {
+                return Err(ScenarioError::new(
+                    &field("same_size"),
+                    "draws one size per incast from `cdf`; with a fixed `size` every flow has it already: remove same_size or give `cdf`",
+                ));
+            }
             let one = |t: u64, rng: &mut Rng, out: &mut Vec<FlowSpec>| {
                 let dst = receiver.unwrap_or_else(|| hs[rng.below(hs.len() as u64) as usize]);
                 let k = match k_max - k_min {
@@ -413,12 +440,17 @@ pub fn generate(
                     span => k_min + rng.below(u64::from(span) + 1) as u32,
                 };
                 // Choose `k` distinct hosts other than the receiver (partial Fisher-Yates); with
-                // a CDF each sender's flow draws its own size.
+                // a CDF each sender's flow draws its own size, or all send one (`same_size`).
+                let shared = match &cdf {
+                    Some(c) if *same_size => Some(c.sample(rng)),
+                    _ => None,
+                };
                 let mut pool: Vec<u32> = hs.iter().copied().filter(|&h| h != dst).collect();
                 for i in 0..k as usize {
                     let j = i + rng.below((pool.len() - i) as u64) as usize;
                     pool.swap(i, j);
-                    let bytes = cdf.as_ref().map_or(fixed_bytes, |c| c.sample(rng));
+                    let bytes = shared
+                        .unwrap_or_else(|| cdf.as_ref().map_or(fixed_bytes, |c| c.sample(rng)));
                     out.push(FlowSpec {
                         src: pool[i],
                         dst,
@@ -426,6 +458,7 @@ pub fn generate(
                         start_ps: t,
                         stop_ps: None,
                         rate_bps: None,
+                        start_rate_bps: None,
                         responsive: true,
                     });
                 }
@@ -475,6 +508,7 @@ pub fn generate(
             start,
             stop,
             rate,
+            start_rate,
             responsive,
         } => {
             if responsive.is_some_and(|r| !(0.0..=1.0).contains(&r)) {
@@ -489,6 +523,7 @@ pub fn generate(
             if rate.is_some_and(|r| r.0 == 0) {
                 return Err(ScenarioError::new(&field("rate"), "must be > 0"));
             }
+            check_start_rate(*start_rate, *rate, &field("start_rate"))?;
             for (i, [s, d]) in pairs.iter().enumerate() {
                 for h in [s, d] {
                     if *h >= nh {
@@ -511,6 +546,7 @@ pub fn generate(
                     start_ps: start.0,
                     stop_ps: stop.map(|t| t.0),
                     rate_bps: rate.map(|r| r.0),
+                    start_rate_bps: start_rate.map(|r| r.0),
                     responsive: true,
                 });
             }
@@ -631,6 +667,7 @@ pub fn parse_hpcc_flows(
             start_ps: (start * PS_PER_S as f64).round() as u64,
             stop_ps: None,
             rate_bps: None,
+            start_rate_bps: None,
             responsive: true,
         });
     }
@@ -719,5 +756,58 @@ mod tests {
             let e = poisson(Some(n)).unwrap_err().to_string();
             assert!(e.contains("workload[0].flows"), "{e}");
         }
+    }
+
+    #[test]
+    fn synchronous_incast_senders_send_one_size_per_incast() {
+        let incast = |same: bool| {
+            let w: WorkloadCfg = toml::from_str(&format!(
+                "kind = \"incast\"\nsenders = 5\nreceiver = 0\ncdf = \"websearch\"\nevery = \"10us\"\nstop = \"100us\"\nsame_size = {same}\n"
+            ))
+            .unwrap();
+            generate(
+                &w,
+                0,
+                &[100_000_000_000; 8],
+                std::path::Path::new("."),
+                &mut Rng::new(3, 0),
+            )
+        };
+        let per_burst = |flows: &[FlowSpec]| {
+            let mut bursts = std::collections::BTreeMap::<u64, Vec<u64>>::new();
+            for f in flows {
+                bursts
+                    .entry(f.start_ps)
+                    .or_default()
+                    .push(f.size_bytes.unwrap());
+            }
+            bursts.into_values().collect::<Vec<_>>()
+        };
+        let same = per_burst(&incast(true).unwrap());
+        assert_eq!(same.len(), 10);
+        assert!(same
+            .iter()
+            .all(|b| b.len() == 5 && b.iter().all(|&x| x == b[0])));
+        // Sizes differ from one incast to the next, and within an incast without same_size.
+        assert!(same.windows(2).any(|w| w[0][0] != w[1][0]));
+        let own = per_burst(&incast(false).unwrap());
+        assert!(own.iter().any(|b| b.iter().any(|&x| x != b[0])));
+        let fixed: WorkloadCfg = toml::from_str(
+            "kind = \"incast\"\nsenders = 2\nreceiver = 0\nsize = \"1KB\"\nat = \"0us\"\nsame_size = true\n",
+        )
+        .unwrap();
+        let e = generate(
+            &fixed,
+            0,
+            &[1; 4],
+            std::path::Path::new("."),
+            &mut Rng::new(1, 0),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("workload[0].same_size") && e.contains("cdf"),
+            "{e}"
+        );
     }
 }
