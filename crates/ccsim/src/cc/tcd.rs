@@ -2,37 +2,53 @@
 //! Detection in Lossless Networks", SIGCOMM 2021), the switch part of `acc`, `acc_nohalt`,
 //! `dcqcn_tcd` and `timely_tcd`.
 //!
-//! Each (egress port, priority) is in one of three states, judged when a data packet leaves:
-//! * **congestion (C)**: the queue of that priority is above `threshold` and the port has been
-//!   ON (not paused) continuously for longer than `max_t_on`, or has never been paused;
-//! * **undetermined (U)**: the queue is above `threshold` but the port has been paused within
-//!   the last `max_t_on` (it is in PFC's ON/OFF pattern, so its queue says nothing about its
-//!   own load);
-//! * **non-congestion (N)**: the queue is at or below `threshold`.
+//! Each (egress port, priority) is in one of three states, judged as a data packet leaves, from
+//! the queue it leaves behind and the port's PFC history; the state persists from packet to
+//! packet, so a congestion episode is judged as a whole:
+//! * **undetermined (U)**: the port was resumed (PFC RESUME) within the last `max_t_on`: it is
+//!   in PFC's ON/OFF pattern, so its queue says nothing about its own load. Every data packet
+//!   leaving it is marked UE (unless already CE);
+//! * **congestion (C)**: ON for longer than `max_t_on` with the queue above `threshold` (never
+//!   paused, or a queue that did not come from OFF periods, see below). Packets are marked CE;
+//! * **non-congestion (N)**: ON for longer than `max_t_on` with the queue at or below it;
+//!   unmarked.
+//!
+//! The backlog a port built while paused is not congestion ("queue buildup not caused by OFF",
+//! TCD's definition). When an undetermined port has been ON for `max_t_on`:
+//! * a queue at least as long as when the RESUME came means the port cannot drain what arrives
+//!   even while ON: congestion;
+//! * a shorter one is the OFF backlog draining: the port is **checked** (no mark) once per
+//!   `max_t_on`; a queue that grew by more than `TREND_SLACK_BYTES` since the last check is
+//!   congestion, one at or below `threshold` is non-congestion.
 //!
 //! A packet leaving a C port is marked CE; leaving a U port, UE unless already CE (CE is never
 //! overridden). Receivers echo the mark on every ACK.
 //!
 //! Two marking modes, by scheme (`WithTcd::on_ecn`):
-//! * **step** (ACC, `timely_tcd`): the state is judged against `threshold`, and every data
-//!   packet leaving a C or U port is marked: ACC's setting (section 6.1, "the queue length
-//!   threshold in TCD ... 2MTU").
-//! * **on ECN** (`dcqcn_tcd`): TCD gives the fabric's ECN marks their meaning.
-//!   RED (`fabric.ecn`, run first at dequeue) decides which packets this port marks; the
-//!   state is judged against the port's Kmin, and a mark made while the port is undetermined
-//!   becomes UE. Where PFC never pauses a port its marks are exactly ECN's, as the ACC paper
+//! * **step** (ACC, `timely_tcd`): a congestion port marks every packet while its queue is
+//!   above `threshold`: ACC's setting (section 6.1, "the queue length threshold in TCD ...
+//!   2MTU").
+//! * **on ECN** (`dcqcn_tcd`): TCD gives the fabric's ECN marks their meaning. RED
+//!   (`fabric.ecn`, run first at dequeue) decides which packets a congestion port marks CE, and
+//!   DCQCN+TCD keeps DCQCN's marking thresholds (ACC section 6.1 gives DCQCN's Kmin = 5 KB,
+//!   Kmax = 200 KB). Where PFC never pauses a port its marks are exactly ECN's, as the ACC paper
 //!   reports of its testbed incast (section 6.2: "The congestion detection results of TCD are
-//!   equal with ECN in this incast scenario"), and DCQCN+TCD keeps DCQCN's marking thresholds
-//!   (ACC section 6.1 gives DCQCN's Kmin = 5 KB, Kmax = 200 KB). A port's `ecn_marked`
-//!   count then includes the marks that became UE.
+//!   equal with ECN in this incast scenario"). A port's `ecn_marked` count includes RED marks
+//!   that TCD turned into UE.
 //!
-//! Stated in ACC (seed 000): the three states, CE/UE marking and precedence (section 2.2),
-//! threshold 2 MTU and max(T_on) = 24 us in its simulations (section 6.1). Reconstruction: the
-//! exact transition rule (TCD's paper is not in the seeds): a port's ON period starts at the
-//! RESUME it receives, and the state is judged at dequeue from the queue left behind, as the
-//! HPCC simulator marks ECN. `max_t_on` is a parameter (TCD derives it from the PFC thresholds
-//! and link rates: the longest time an upstream port keeps sending between a RESUME and the
-//! next PAUSE).
+//! Sources. Stated in ACC (seed 000): the three states, CE/UE marking and precedence (section
+//! 2.2), threshold 2 MTU and max(T_on) = 24 us in its simulations (section 6.1). The transition
+//! rules, the persistent state, the queue at RESUME, the trend check and its 900 B slack follow
+//! the TCD authors' ns-3 code (github.com/Yi-ran/DCQCN-TCD, `qbb-net-device.cc`, "RootECN",
+//! whose interval, 40 us by default, is max(T_on)); TCD's paper is not in the seeds. Judged at
+//! dequeue from the queue left behind, as that code and the HPCC simulator do. `max_t_on` is a
+//! parameter: ACC's 24 us for every port (ACC derives it "according to the equation in [45]",
+//! TCD's paper, which ccsim could not read; a per-port derivation is not done).
+//!
+//! The earlier reading judged each packet alone (C whenever ON for `max_t_on` with a queue above
+//! `threshold`): a port kept draining an OFF backlog after `max_t_on` and called it congestion,
+//! so a victim got CE: on ACC's Fig. 1 chain (N = 20) F0's ACKs carried 755 CE in the 3 ms after
+//! the bursts, 45 with this rule (19,829 and 8,133 over the 10 ms run).
 
 use super::{Sw, SwitchPart};
 use crate::net::{Mark, Packet, PktKind, Port, NUM_PRIO};
@@ -96,84 +112,150 @@ pub trait WithTcd {
     }
 }
 
-/// A port's ternary state for one priority.
+/// A port's ternary state for one priority, with TCD's check of a draining OFF backlog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcdState {
     NonCongestion,
+    /// ON for `max_t_on` after being undetermined, with a shorter queue than at the RESUME: the
+    /// OFF backlog draining, checked once per `max_t_on` (no mark).
+    Checking,
     Undetermined,
     Congestion,
 }
 
-/// TCD's state of one egress port: when each priority's current ON period began.
+/// A queue may grow this much from one check to the next and still be an OFF backlog draining
+/// (the TCD authors' code: 0.9 of a 1000 B packet).
+pub const TREND_SLACK_BYTES: u64 = 900;
+
+/// TCD's state of one priority of an egress port.
+#[derive(Clone, Copy, Debug)]
+pub struct TcdPrio {
+    /// Time of the last RESUME received; `u64::MAX` if never paused.
+    on_since_ps: u64,
+    /// The queue when that RESUME came, bytes.
+    queue_at_resume: u64,
+    state: TcdState,
+    /// The last trend check (`Checking`): its time and the queue then.
+    check_ps: u64,
+    check_queue: u64,
+}
+
+/// TCD's state of one egress port.
 #[derive(Clone, Debug)]
 pub struct TcdPort {
-    /// Per priority: time of the last RESUME received; `u64::MAX` if never paused.
-    on_since_ps: [u64; NUM_PRIO],
+    prio: [TcdPrio; NUM_PRIO],
     /// Data packets this port marked CE and UE (for tests and experiments).
     pub marked: [u64; 3],
 }
 
 impl TcdPort {
-    /// The state of priority `prio` at `now_ps` with `queue_bytes` queued, against
-    /// `threshold_bytes`.
-    pub fn state(
-        &self,
+    fn fresh() -> TcdPort {
+        TcdPort {
+            prio: [TcdPrio {
+                on_since_ps: u64::MAX,
+                queue_at_resume: 0,
+                state: TcdState::NonCongestion,
+                check_ps: 0,
+                check_queue: 0,
+            }; NUM_PRIO],
+            marked: [0; 3],
+        }
+    }
+
+    /// The state of priority `prio` now (the last packet's judgement).
+    pub fn state(&self, prio: u8) -> TcdState {
+        self.prio[prio as usize].state
+    }
+
+    /// A RESUME for `prio` at `now_ps`, `queue_bytes` queued.
+    pub fn resume(&mut self, prio: u8, queue_bytes: u64, now_ps: u64) {
+        let s = &mut self.prio[prio as usize];
+        s.on_since_ps = now_ps;
+        s.queue_at_resume = queue_bytes;
+    }
+
+    /// Judge priority `prio` as a data packet leaves at `now_ps` with `queue_bytes` left
+    /// behind; `congested`: the queue calls for a CE mark (above `threshold`, or RED marked the
+    /// packet). Returns the mark to give the packet.
+    pub fn judge(
+        &mut self,
         p: &TcdParams,
         prio: u8,
         queue_bytes: u64,
-        threshold_bytes: u64,
+        congested: bool,
         now_ps: u64,
-    ) -> TcdState {
-        if queue_bytes <= threshold_bytes {
-            return TcdState::NonCongestion;
+    ) -> Mark {
+        let t_on = p.max_t_on.0;
+        let s = &mut self.prio[prio as usize];
+        if s.on_since_ps != u64::MAX && now_ps - s.on_since_ps <= t_on {
+            s.state = TcdState::Undetermined;
+            return Mark::Ue;
         }
-        let on_since = self.on_since_ps[prio as usize];
-        if on_since == u64::MAX || now_ps - on_since > p.max_t_on.0 {
-            TcdState::Congestion
-        } else {
-            TcdState::Undetermined
+        let ce = |s: &mut TcdPrio| {
+            s.state = TcdState::Congestion;
+            if congested {
+                Mark::Ce
+            } else {
+                Mark::None
+            }
+        };
+        match s.state {
+            TcdState::Undetermined if queue_bytes >= s.queue_at_resume => ce(s),
+            TcdState::Undetermined => {
+                (s.check_ps, s.check_queue) = (now_ps, queue_bytes);
+                s.state = TcdState::Checking;
+                Mark::None
+            }
+            TcdState::Checking if now_ps - s.check_ps >= t_on => {
+                if queue_bytes >= s.check_queue + TREND_SLACK_BYTES {
+                    return ce(s);
+                }
+                (s.check_ps, s.check_queue) = (now_ps, queue_bytes);
+                if queue_bytes <= p.threshold.0 {
+                    s.state = TcdState::NonCongestion;
+                }
+                Mark::None
+            }
+            TcdState::Checking => {
+                if queue_bytes <= p.threshold.0 {
+                    s.state = TcdState::NonCongestion;
+                }
+                Mark::None
+            }
+            TcdState::NonCongestion | TcdState::Congestion if congested => ce(s),
+            TcdState::NonCongestion | TcdState::Congestion => {
+                s.state = TcdState::NonCongestion;
+                Mark::None
+            }
         }
     }
 }
 
 impl<P: WithTcd> SwitchPart<P> for TcdPort {
     fn new(_: &P, _: &Port) -> Self {
-        TcdPort {
-            on_since_ps: [u64::MAX; NUM_PRIO],
-            marked: [0; 3],
-        }
+        TcdPort::fresh()
     }
     fn on_resume(&mut self, _: &P, sw: &mut Sw) {
-        self.on_since_ps[sw.prio as usize] = sw.now_ps;
-    }
-    fn on_pause(&mut self, _: &P, sw: &mut Sw) {
-        // Paused now: the next ON period starts at the RESUME. Until then the port sends
-        // nothing of this priority, so nothing is judged.
-        self.on_since_ps[sw.prio as usize] = sw.now_ps;
+        self.resume(sw.prio, sw.queue_bytes(), sw.now_ps);
     }
     fn on_dequeue(&mut self, p: &P, sw: &mut Sw, pkt: &mut Packet) {
         if pkt.kind != PktKind::Data {
             return;
         }
-        let on_ecn = p.on_ecn();
-        let p = p.tcd();
-        if on_ecn {
-            if sw.red_marked() {
-                let kmin = sw.port().kmin_bytes;
-                let mark = match self.state(p, sw.prio, sw.queue_bytes(), kmin, sw.now_ps) {
-                    TcdState::Undetermined => Mark::Ue,
-                    _ => Mark::Ce,
-                };
-                self.marked[mark as usize] += 1;
-                pkt.mark = mark;
-            }
+        let congested = if p.on_ecn() {
+            sw.red_marked()
+        } else {
+            sw.queue_bytes() > p.tcd().threshold.0
+        };
+        let mark = self.judge(p.tcd(), sw.prio, sw.queue_bytes(), congested, sw.now_ps);
+        if congested && p.on_ecn() && mark != Mark::Ce {
+            // TCD names this port's RED mark (the packet was not CE before it): UE at an
+            // undetermined port, none at a checked one (an upstream UE is lost with it).
+            pkt.mark = Mark::None;
+        }
+        if mark == Mark::None {
             return;
         }
-        let mark = match self.state(p, sw.prio, sw.queue_bytes(), p.threshold.0, sw.now_ps) {
-            TcdState::Congestion => Mark::Ce,
-            TcdState::Undetermined => Mark::Ue,
-            TcdState::NonCongestion => return,
-        };
         self.marked[mark as usize] += 1;
         pkt.mark = pkt.mark.merge(mark);
     }
@@ -189,77 +271,107 @@ mod tests {
         max_t_on: Time(24 * PS_PER_US),
         victims: Victims::Hold,
     };
-    const T: u64 = 2_000;
+    const US: u64 = PS_PER_US;
 
-    fn port_state() -> TcdPort {
-        TcdPort {
-            on_since_ps: [u64::MAX; NUM_PRIO],
-            marked: [0; 3],
-        }
+    /// Judge one packet in step mode (congested: above the 2 KB threshold).
+    fn step(t: &mut TcdPort, queue: u64, now: u64) -> Mark {
+        t.judge(&P, 3, queue, queue > P.threshold.0, now)
     }
 
     #[test]
     fn a_never_paused_port_judges_by_queue_length() {
-        let t = port_state();
-        assert_eq!(t.state(&P, 3, 2_000, T, 5), TcdState::NonCongestion);
-        assert_eq!(t.state(&P, 3, 2_001, T, 5), TcdState::Congestion);
+        let mut t = TcdPort::fresh();
+        assert_eq!(step(&mut t, 2_000, 5), Mark::None);
+        assert_eq!(t.state(3), TcdState::NonCongestion);
+        assert_eq!(step(&mut t, 2_001, 6), Mark::Ce);
+        assert_eq!(t.state(3), TcdState::Congestion);
+        assert_eq!(step(&mut t, 1_000, 7), Mark::None);
+        assert_eq!(t.state(3), TcdState::NonCongestion);
     }
 
     #[test]
-    fn a_port_in_on_off_is_undetermined_until_on_for_longer_than_max_t_on() {
-        let mut t = port_state();
-        let resume = 100 * PS_PER_US;
-        t.on_since_ps[3] = resume;
-        let q = 50_000;
-        assert_eq!(t.state(&P, 3, q, T, resume + 1), TcdState::Undetermined);
-        assert_eq!(
-            t.state(&P, 3, q, T, resume + 24 * PS_PER_US),
-            TcdState::Undetermined
-        );
-        assert_eq!(
-            t.state(&P, 3, q, T, resume + 24 * PS_PER_US + 1),
-            TcdState::Congestion
-        );
-        // Below the threshold it is not congested whatever its history.
-        assert_eq!(
-            t.state(&P, 3, 1_000, T, resume + 1),
-            TcdState::NonCongestion
-        );
+    fn every_packet_within_max_t_on_of_a_resume_is_undetermined() {
+        let mut t = TcdPort::fresh();
+        let r = 100 * US;
+        t.resume(3, 50_000, r);
+        // UE whatever the queue, up to and including max(T_on) = 24 us after the RESUME.
+        assert_eq!(step(&mut t, 50_000, r + 1), Mark::Ue);
+        assert_eq!(step(&mut t, 0, r + 10 * US), Mark::Ue);
+        assert_eq!(step(&mut t, 40_000, r + 24 * US), Mark::Ue);
+        assert_eq!(t.state(3), TcdState::Undetermined);
         // Other priorities keep their own history.
-        assert_eq!(t.state(&P, 4, q, T, resume + 1), TcdState::Congestion);
+        assert_eq!(t.judge(&P, 4, 40_000, true, r + 1), Mark::Ce);
     }
 
     #[test]
-    fn on_ecn_a_red_mark_means_ce_at_a_congestion_port_and_ue_at_an_undetermined_one() {
-        // dcqcn_tcd: RED (Kmin 5 KB) has marked the packet; TCD names the mark by the port's
-        // state against Kmin.
+    fn an_off_backlog_that_drains_is_checked_not_congestion() {
+        // Resumed with 50 KB queued; 24 us later 30 KB is left (the backlog draining): checked,
+        // unmarked. Each further max(T_on) the queue has shrunk or grown by under 900 B: still
+        // checked; once at or below 2 KB the port is non-congested.
+        let mut t = TcdPort::fresh();
+        let r = 100 * US;
+        t.resume(3, 50_000, r);
+        step(&mut t, 45_000, r + 5 * US);
+        assert_eq!(step(&mut t, 30_000, r + 25 * US), Mark::None);
+        assert_eq!(t.state(3), TcdState::Checking);
+        assert_eq!(step(&mut t, 20_000, r + 40 * US), Mark::None);
+        assert_eq!(step(&mut t, 30_800, r + 49 * US), Mark::None); // 800 B above the check
+        assert_eq!(t.state(3), TcdState::Checking);
+        assert_eq!(step(&mut t, 2_000, r + 60 * US), Mark::None);
+        assert_eq!(t.state(3), TcdState::NonCongestion);
+        assert_eq!(step(&mut t, 5_000, r + 61 * US), Mark::Ce);
+    }
+
+    #[test]
+    fn a_queue_that_grows_while_on_is_congestion() {
+        let r = 100 * US;
+        // No shorter than at the RESUME after max(T_on): congestion at once.
+        let mut t = TcdPort::fresh();
+        t.resume(3, 50_000, r);
+        step(&mut t, 50_000, r + 5 * US);
+        assert_eq!(step(&mut t, 50_000, r + 25 * US), Mark::Ce);
+        assert_eq!(t.state(3), TcdState::Congestion);
+        // Shorter, then 900 B or more above the last check one max(T_on) later: congestion.
+        let mut t = TcdPort::fresh();
+        t.resume(3, 50_000, r);
+        step(&mut t, 45_000, r + 5 * US);
+        step(&mut t, 30_000, r + 25 * US);
+        assert_eq!(step(&mut t, 30_900, r + 49 * US), Mark::Ce);
+        assert_eq!(t.state(3), TcdState::Congestion);
+        assert_eq!(t.marked, [0, 0, 0]); // judge() counts nothing; on_dequeue does
+    }
+
+    #[test]
+    fn on_ecn_a_red_mark_means_ce_at_a_congestion_port_ue_at_an_undetermined_one() {
+        // dcqcn_tcd: RED (Kmin 5 KB) decides which packets a congestion port marks; TCD names
+        // the mark by the port's state.
         let p = crate::cc::dcqcn::DcqcnParams {
             tcd: Some(P),
             ..Default::default()
         };
-        let mut port = Port::new(0, 1, 100_000_000_000, 0, false);
-        port.kmin_bytes = 5_000;
-        let mut t = port_state();
+        let port = Port::new(0, 1, 100_000_000_000, 0, false);
+        let mut t = TcdPort::fresh();
         let leave = |t: &mut TcdPort, queue: u64, now: u64, red: bool| {
             let mut pkt = Packet::new(PktKind::Data, 0, 1, 1_048, 3);
+            if red {
+                pkt.mark = Mark::Ce; // the engine's RED ran first
+            }
             with_sw(&port, queue, now, red, |sw| t.on_dequeue(&p, sw, &mut pkt));
             pkt.mark
         };
         // Never paused: RED's marks stay CE, unmarked packets stay unmarked (no step at 2 KB).
         assert_eq!(leave(&mut t, 50_000, 10, true), Mark::Ce);
-        assert_eq!(leave(&mut t, 50_000, 10, false), Mark::None);
-        // Resumed 5 us ago (max(T_on) 24 us): undetermined, so RED's mark becomes UE.
-        let resume = 100 * PS_PER_US;
-        t.on_since_ps[3] = resume;
-        assert_eq!(
-            leave(&mut t, 50_000, resume + 5 * PS_PER_US, true),
-            Mark::Ue
-        );
-        // ON for longer than max(T_on): congestion again.
-        assert_eq!(
-            leave(&mut t, 50_000, resume + 30 * PS_PER_US, true),
-            Mark::Ce
-        );
-        assert_eq!(t.marked, [0, 1, 2]);
+        assert_eq!(leave(&mut t, 50_000, 11, false), Mark::None);
+        // Resumed 5 us ago (max(T_on) 24 us): undetermined, RED's mark or not, UE.
+        let r = 100 * US;
+        t.resume(3, 50_000, r);
+        assert_eq!(leave(&mut t, 50_000, r + 5 * US, true), Mark::Ue);
+        assert_eq!(leave(&mut t, 50_000, r + 6 * US, false), Mark::Ue);
+        // ON for longer than max(T_on), the backlog shorter than at the RESUME: checked, and
+        // RED's mark is taken back.
+        assert_eq!(leave(&mut t, 40_000, r + 30 * US, true), Mark::None);
+        // The backlog grew past the check by 900 B a max(T_on) later: congestion, CE again.
+        assert_eq!(leave(&mut t, 41_000, r + 55 * US, true), Mark::Ce);
+        assert_eq!(t.marked, [0, 2, 2]);
     }
 }
