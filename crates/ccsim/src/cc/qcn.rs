@@ -67,9 +67,13 @@ impl Scheme for Qcn {
     type Receiver = ();
     type Switch = QcnCp;
     fn default_params(name: &str) -> QcnParams {
-        QcnParams {
-            sample_max: if name == "qcn_fixed" { 0.01 } else { 0.10 },
-            ..QcnParams::default()
+        let p = QcnParams::default();
+        match name {
+            "qcn_fixed" => QcnParams {
+                sample_max: p.sample_min,
+                ..p
+            },
+            _ => p,
         }
     }
 }
