@@ -28,6 +28,7 @@ LAYERS = api.LAYERS  # the engine's, host first
 LAYER_COLORS = {"host": "#4c72b0", "tor": "#55a868", "agg": "#dd8452", "core": "#c44e52"}
 MAX_PANELS = 8  # time-series kinds draw one panel per series, at most this many
 MAX_LINES = 6  # queue / utilization: the busiest ports of each panel
+LEGEND_COLUMN_CHARS = 30  # a figure legend's labels up to this long sit two to a row
 MAX_PAUSED_PORTS = 40  # pfc_map: the ports paused longest in each panel
 BUCKETS_PER_DECADE = 4  # slowdown vs size: log-spaced flow-size buckets
 FORMATS = ("png", "svg")  # written by default
@@ -51,6 +52,7 @@ STYLES: dict[str, tuple[float | None, dict[str, Any]]] = {
 # Raster resolution (PNG): a screen's, or a print journal's 300 dpi for the paper styles, whose
 # panel titles keep only what tells panels apart (a paper's caption says the rest).
 SCREEN_DPI, PAPER_DPI = 110, 300
+PAPER_ROW_IN = 1.3  # the least height of a row of panels in the paper styles (inches)
 LINE_STYLES = [
     "-",
     "--",
@@ -145,10 +147,9 @@ def plot_slowdown(res: SweepResult) -> Figure:
     for ax, stat in zip(axes, ("average", "99th percentile")):
         ax.set_xscale("log")
         ax.set_xlabel("flow size (bytes)")
-        ax.set_ylabel(f"{stat} FCT slowdown")
-        ax.set_title(f"{stat} slowdown by flow size")
+        ax.set_ylabel(f"{stat}\nFCT slowdown")
         ax.grid(True, which="both", alpha=0.3)
-    axes[1].legend(fontsize="small")
+    _figure_legend(fig, axes[0])
     return fig
 
 
@@ -157,8 +158,6 @@ def plot_fct_bars(res: SweepResult, bins: str = "acc") -> Figure:
     per series (mean over seeds), one panel per bin and statistic (ACC Fig. 13, PCN/AMRT style).
     Each panel's axis is linear from zero, so bar heights compare: bins differ by orders of
     magnitude and get their own scale."""
-    import numpy as np
-
     runs = _ok_runs(res)
     prefix = f"fct.{bins}."
     labels = size_bins(runs, bins)
@@ -167,18 +166,20 @@ def plot_fct_bars(res: SweepResult, bins: str = "acc") -> Figure:
     series = list(_by_series(res, runs))
     fig, axes = _figure(2, len(labels), width=3.2 * len(labels), height=5.5)
     colors = _colors()
-    x = np.arange(len(series))
     for row, stat in enumerate(("avg", "p99")):
         for col, b in enumerate(labels):
             ax = axes[row * len(labels) + col]
-            values = [group[f"{prefix}{b}.fct_{stat}_us"].mean() for _, group in series]
-            ax.bar(x, values, 0.7, color=[colors[i % len(colors)] for i in x])
+            for i, (label, group) in enumerate(series):
+                value = group[f"{prefix}{b}.fct_{stat}_us"].mean()
+                ax.bar(i, value, 0.7, color=colors[i % len(colors)], label=label)
             ax.set_ylim(bottom=0)
-            ax.set_xticks(x, [label for label, _ in series], rotation=30, ha="right")
-            ax.set_title(f"{b}, {'average' if stat == 'avg' else 'p99'}")
+            ax.set_xticks([])  # the legend names the bars
+            if row == 0:
+                ax.set_title(b)
             if col == 0:
-                ax.set_ylabel(f"{'average' if stat == 'avg' else '99th percentile'} FCT (µs)")
+                ax.set_ylabel(f"{'average' if stat == 'avg' else '99th percentile'}\nFCT (µs)")
             ax.grid(True, axis="y", alpha=0.3)
+    _figure_legend(fig, axes[0])
     return fig
 
 
@@ -199,7 +200,7 @@ def plot_fct_cdf(res: SweepResult) -> Figure:
     ax.set_ylim(0, 1.02)
     ax.set_title("FCT CDF")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    _figure_legend(fig, ax)
     return fig
 
 
@@ -241,7 +242,7 @@ def plot_sending(res: SweepResult) -> Figure:
     for label, group in _panels(res, rates):
         total = group.groupby("time_us")["rate_bps"].sum()
         ax.plot(total.index, total.to_numpy() / 1e9, lw=1, label=label)
-    ax.set_ylabel("aggregate sending rate (Gb/s)")
+    ax.set_ylabel("aggregate sending\nrate (Gb/s)")
     ax.set_ylim(bottom=0)
     ax.set_title("aggregate sending rate of the probed flows")
     ax.grid(True, alpha=0.3)
@@ -355,25 +356,26 @@ def plot_pfc_layers(res: SweepResult) -> Figure:
 
     runs = _ok_runs(res)
     series = list(_by_series(res, runs))
-    fig, (ax,) = _figure(1, 1, width=max(6, 1.2 * len(series) + 2))
-    x = np.arange(len(series))
-    bottom = np.zeros(len(series))
+    fig, (ax,) = _figure(1, 1, height=max(2.5, 0.4 * len(series) + 1.5))
+    y = np.arange(len(series))
+    left = np.zeros(len(series))
     for layer in LAYERS:
         col = f"pfc.by_layer.{layer}.pauses_received"
         if col not in runs.columns:
             continue
         values = np.array([group[col].mean() for _, group in series])
-        ax.bar(x, values, 0.6, bottom=bottom, label=layer, color=_layer_color(layer))
-        bottom += values
-    ax.set_xticks(x, [label for label, _ in series], rotation=20, ha="right")
-    ax.set_ylabel("PFC PAUSEs received")
+        ax.barh(y, values, 0.6, left=left, label=layer, color=_layer_color(layer))
+        left += values
+    ax.set_yticks(y, [label for label, _ in series])
+    ax.set_ylim(len(series) - 0.5, -0.5)  # the first series on top
+    ax.set_xlabel("PFC PAUSEs received")
     ax.set_title("PFC PAUSEs by layer")
-    if not bottom.any():
-        ax.set_ylim(0, 1)
+    if not left.any():
+        ax.set_xlim(0, 1)
         ax.text(0.5, 0.5, "no PFC PAUSE in these runs", transform=ax.transAxes, ha="center")
     else:
-        ax.legend(title="layer", fontsize="small")
-    ax.grid(True, axis="y", alpha=0.3)
+        _figure_legend(fig, ax, title="layer")
+    ax.grid(True, axis="x", alpha=0.3)
     return fig
 
 
@@ -413,7 +415,7 @@ def plot_pfc_map(res: SweepResult) -> Figure:
         ax.grid(True, axis="x", alpha=0.3)
     _time_axis(axes[-1], max(end_ps.values()) / 1e6)
     handles = [_patch(_layer_color(layer), layer) for layer in LAYERS]
-    axes[0].legend(handles=handles, title="paused node", fontsize="x-small", loc="upper right")
+    _figure_legend(fig, handles=handles, title="paused node")
     return fig
 
 
@@ -437,12 +439,12 @@ def plot_vs_param(res: SweepResult) -> Figure:
     percentiles = (("99", "-", "o"), ("50", "--", "s"))
     panels = [
         (
-            f"FCT slowdown, {b}",
+            f"FCT slowdown\n{b}",
             [(f"fct.acc.{b}.slowdown_p{p}", f" p{p}", ls, m) for p, ls, m in percentiles],
         )
         for b in size_bins(runs)
     ]
-    panels.append(("PAUSE frames", [("pfc.pauses_sent", "", "-", "o")]))
+    panels.append(("PAUSE frames sent", [("pfc.pauses_sent", "", "-", "o")]))
     fig, axes = _figure(len(panels), 1, height=2.3 * len(panels), sharex=True)
     groups = list(runs.groupby(others, sort=False)) if others else [((), runs)]
     for ax, (ylabel, lines) in zip(axes, panels):
@@ -465,7 +467,8 @@ def plot_vs_param(res: SweepResult) -> Figure:
                 )
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
-    _legend_outside(axes[0])  # the same series in every panel: one legend
+    _figure_legend(fig, axes[0])  # the same series in every panel
+    axes[0].set_title(f"against {short[x]}: mean over seeds, bars from the lowest to the highest")
     axes[-1].set_xlabel(short[x])
     return fig
 
@@ -554,8 +557,8 @@ def render_all(
                     fig = render(part, kind, labels)
                     fig.set_dpi(SCREEN_DPI)
                     if width is not None:  # scale to the column, keeping the aspect ratio
-                        w, h = fig.get_size_inches()
-                        fig.set_size_inches(width, h * width / w)
+                        w, h = fig.get_size_inches()  # and each row of panels readable
+                        fig.set_size_inches(width, max(h * width / w, _paper_height(fig)))
                         fig.set_dpi(PAPER_DPI)
                         for ax in fig.axes:
                             ax.set_title(_short_title(ax.get_title()))
@@ -570,6 +573,17 @@ def render_all(
                 raise
             skipped[kind] = str(e)
     return figures, skipped
+
+
+def _paper_height(fig: Figure) -> float:
+    """The least height (inches) that keeps a figure's panels readable at a paper's font sizes:
+    ``PAPER_ROW_IN`` per row of panels, plus a line per row of its legend below."""
+    rows = max((ax.get_subplotspec().get_gridspec().nrows for ax in fig.axes), default=1)
+    legend_rows = 0
+    for leg in fig.legends:
+        labels = [t.get_text() for t in leg.get_texts()]
+        legend_rows += -(-len(labels) // _legend_columns(labels)) + 1  # + its title or margin
+    return rows * PAPER_ROW_IN + legend_rows * 0.12
 
 
 def _short_title(title: str) -> str:
@@ -752,13 +766,38 @@ def _legend_outside(ax: Any) -> None:
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
+def _figure_legend(
+    fig: Figure, ax: Any = None, handles: Sequence[Any] = (), title: str | None = None
+) -> None:
+    """One legend for the whole figure below its panels, off the data: ``ax``'s series, or
+    ``handles``. Two columns where the labels are short enough to sit side by side."""
+    labels = [h.get_label() for h in handles]
+    if ax is not None:
+        handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=_legend_columns(labels),
+        fontsize="x-small",
+        title=title,
+    )
+
+
+def _legend_columns(labels: Sequence[str]) -> int:
+    return 1 if len(labels) == 1 or max(map(len, labels)) > LEGEND_COLUMN_CHARS else 2
+
+
 def _legends(axes: Sequence[Any], min_entries: int = 2, max_entries: int = 12) -> None:
     """One legend for the figure when every panel draws the same series, else one per panel;
     none for a panel with fewer than ``min_entries`` or more than ``max_entries`` series."""
     labels = [tuple(ax.get_legend_handles_labels()[1]) for ax in axes]
     shown = [ax for ax, ls in zip(axes, labels) if min_entries <= len(ls) <= max_entries]
-    if len(set(labels)) == 1:
-        shown = shown[:1]
+    if len(set(labels)) == 1 and shown:
+        _figure_legend(shown[0].figure, shown[0])
+        return
     for ax in shown:
         _legend_outside(ax)
 

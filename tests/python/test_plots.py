@@ -43,8 +43,8 @@ def test_slowdown_vs_size_has_avg_and_p99_per_series_on_log_x(res: SweepResult) 
     axes = fig.get_axes()
     assert len(axes) == 2
     assert [ax.get_ylabel() for ax in axes] == [
-        "average FCT slowdown",
-        "99th percentile FCT slowdown",
+        "average\nFCT slowdown",
+        "99th percentile\nFCT slowdown",
     ]
     for ax in axes:
         assert ax.get_xscale() == "log" and ax.get_xlabel() == "flow size (bytes)"
@@ -66,7 +66,7 @@ def test_fct_bars_are_the_engine_bin_statistics_on_linear_axes_from_zero(
     assert len(axes) == 2 * len(bins)
     for ax in axes:
         assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
-        assert [t.get_text() for t in ax.get_xticklabels()] == SERIES
+        assert [c.get_label() for c in ax.containers] == SERIES  # named in the figure's legend
     # The dcqcn/0.8 bars are the mean over seeds of the engine's per-run summaries.
     runs = res.runs[(res.runs["cc.scheme"] == "dcqcn") & (res.runs["workload.0.load"] == 0.8)]
     assert len(runs) == 2
@@ -74,8 +74,8 @@ def test_fct_bars_are_the_engine_bin_statistics_on_linear_axes_from_zero(
         for col, b in enumerate(bins):
             bar = (
                 axes[row * len(bins) + col]
-                .containers[0]
-                .patches[SERIES.index("scheme=dcqcn, load=0.8")]
+                .containers[SERIES.index("scheme=dcqcn, load=0.8")]
+                .patches[0]
             )
             assert bar.get_height() == pytest.approx(runs[f"fct.acc.{b}.fct_{stat}_us"].mean())
 
@@ -149,11 +149,11 @@ def test_goodput_adds_up_to_the_bytes_the_engine_saw_acknowledged(res: SweepResu
 
 def test_vs_param_draws_the_seed_mean_and_range_against_load(res: SweepResult) -> None:
     axes = plots.render(res, "vs_param").get_axes()
-    assert axes[-1].get_xlabel() == "load" and axes[-1].get_ylabel() == "PAUSE frames"
+    assert axes[-1].get_xlabel() == "load" and axes[-1].get_ylabel() == "PAUSE frames sent"
     runs = res.ok_runs
     for ax in axes:
-        pauses = ax.get_ylabel() == "PAUSE frames"
-        bin_ = None if pauses else ax.get_ylabel().split(", ")[1]
+        pauses = ax.get_ylabel() == "PAUSE frames sent"
+        bin_ = None if pauses else ax.get_ylabel().split("\n")[1]
         metric = "pfc.pauses_sent" if pauses else f"fct.acc.{bin_}.slowdown_p99"
         bars = {c.get_label(): c for c in ax.containers}  # one errorbar container per line
         for scheme in ("dcqcn", "none"):
@@ -172,8 +172,8 @@ def test_vs_param_draws_the_seed_mean_and_range_against_load(res: SweepResult) -
 def test_pfc_layers_stack_to_the_engine_counts(res: SweepResult) -> None:
     (ax,) = plots.render(res, "pfc_layers").get_axes()
     assert [c.get_label() for c in ax.containers] == ["host", "tor", "agg", "core"]
-    assert [t.get_text() for t in ax.get_xticklabels()] == SERIES
-    totals = np.sum([[p.get_height() for p in c.patches] for c in ax.containers], axis=0)
+    assert [t.get_text() for t in ax.get_yticklabels()] == SERIES
+    totals = np.sum([[p.get_width() for p in c.patches] for c in ax.containers], axis=0)
     runs = res.runs.assign(label=res.runs["run_id"].map(plots.series_labels(res)))
     expected = runs.groupby("label")["pfc.pauses_received"].mean()
     assert totals.tolist() == pytest.approx([expected[s] for s in SERIES])
@@ -239,11 +239,12 @@ def test_one_legend_when_every_panel_draws_the_same_series() -> None:
             for label in labels:
                 ax.plot([0, 1], [0, 1], label=label)
         plots._legends(axes)
-        return [ax.get_legend() is not None for ax in axes]
+        return [ax.get_legend() is not None for ax in axes] + [len(axes[0].figure.legends)]
 
-    assert panels([["flow 0", "flow 1"]] * 3) == [True, False, False]
-    assert panels([["flow 0", "flow 1"], ["flow 2", "flow 3"]]) == [True, True]
-    assert panels([["sw0->h1"], ["sw0->h2"]]) == [False, False]  # the title names the port
+    # The same series everywhere: one legend for the figure, below its panels.
+    assert panels([["flow 0", "flow 1"]] * 3) == [False, False, False, 1]
+    assert panels([["flow 0", "flow 1"], ["flow 2", "flow 3"]]) == [True, True, 0]
+    assert panels([["sw0->h1"], ["sw0->h2"]]) == [False, False, 0]  # the title names the port
 
 
 def test_paper_style_draws_one_column_wide_with_small_fonts(
@@ -264,11 +265,58 @@ def test_paper_style_draws_one_column_wide_with_small_fonts(
     assert titles[0] == SERIES[0] and all("seed" not in t and ":" not in t for t in titles)
 
 
+def text_collisions(fig: object) -> list[str]:
+    """Every pair of drawn text elements whose boxes overlap, and every one that leaves the
+    figure (matplotlib's renderer gives the boxes; tick labels off the axis view are not
+    drawn and are left out)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)  # type: ignore[attr-defined]
+    hidden = set()
+    for ax in fig.axes:  # type: ignore[attr-defined]
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not lo - 1e-9 * (hi - lo) <= tick.get_loc() <= hi + 1e-9 * (hi - lo):
+                    hidden.update((id(tick.label1), id(tick.label2)))
+    boxes = {}
+    for t in fig.findobj(Text):  # type: ignore[attr-defined]
+        if id(t) in hidden or not t.get_visible() or not t.get_text().strip():
+            continue
+        box = t.get_window_extent(renderer)
+        if box.width > 0 and box.height > 0:
+            boxes[id(t)] = (t.get_text(), box)
+    found, items, page = [], list(boxes.values()), fig.bbox  # type: ignore[attr-defined]
+    for text, b in items:
+        if (
+            b.x0 < page.x0 - 0.5
+            or b.y0 < page.y0 - 0.5
+            or b.x1 > page.x1 + 0.5
+            or b.y1 > page.y1 + 0.5
+        ):
+            found.append(f"{text!r} leaves the figure")
+    for i, (text_a, a) in enumerate(items):
+        for text_b, b in items[i + 1 :]:
+            if min(a.x1, b.x1) - max(a.x0, b.x0) > 0.5 and min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5:
+                found.append(f"{text_a!r} overlaps {text_b!r}")
+    return found
+
+
+@pytest.mark.parametrize("style", ["paper", "paper-wide"])
+def test_paper_styles_draw_no_text_over_text_or_off_the_page(res: SweepResult, style: str) -> None:
+    figures, skipped = plots.render_all(res, None, style)
+    assert len(figures) >= 11, skipped
+    collisions = {name: text_collisions(fig) for name, fig in figures.items()}
+    assert not {name: c for name, c in collisions.items() if c}
+
+
 def test_pfc_layers_without_pauses_says_so(res: SweepResult) -> None:
     dcqcn = res.where({"cc.scheme": "dcqcn"})
     dcqcn.runs[[c for c in dcqcn.runs.columns if c.startswith("pfc.by_layer.")]] = 0
     (ax,) = plots.render(dcqcn, "pfc_layers").get_axes()
-    assert ax.get_ylim() == (0, 1)
+    assert ax.get_xlim() == (0, 1)
     assert [t.get_text() for t in ax.texts] == ["no PFC PAUSE in these runs"]
 
 
