@@ -183,7 +183,7 @@ def _bin_table(res: SweepResult) -> list[str]:
         return []
     labels = plots.series_labels(res)
     stats = ("count", "fct_avg_us", "fct_p99_us", "slowdown_avg", "slowdown_p99")
-    head = ["series", "size bin", "flows", *stats[1:]]
+    head = ["series", "size bin", "finished flows", *stats[1:]]
     rows = ["<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
     tagged = runs.assign(_series=runs["run_id"].map(labels))
     for label in dict.fromkeys(tagged["_series"]):
@@ -194,7 +194,16 @@ def _bin_table(res: SweepResult) -> list[str]:
             cells = [f'<td class="l">{_e(label)}</td>', f'<td class="l">{_e(b)}</td>']
             cells += [f"<td>{_e(_num(v))}</td>" for v in values]
             rows.append("<tr>" + "".join(cells) + "</tr>")
-    return ["<table>", *rows, "</table>"]
+    out = ["<table>", *rows, "</table>"]
+    sized = runs["flows.total"].sum()
+    if "flows.long_lived" in runs.columns:  # never finish: not counted
+        sized -= runs["flows.long_lived"].sum()
+    if runs["flows.finished"].sum() < sized:  # a cut run: say what the FCTs leave out
+        out.append(
+            f'<p class="meta">{runs["flows.finished"].sum():.0f} of {sized:.0f} flows finished: '
+            "FCTs count finished flows only, and a bin without one is not shown.</p>"
+        )
+    return out
 
 
 def _configs_section(res: SweepResult) -> list[str]:

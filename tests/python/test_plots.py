@@ -369,3 +369,26 @@ def test_goodput_finer_than_a_few_packets_is_averaged_and_says_so() -> None:
     assert plots._goodput_window(raw) == 13
     # A probe whose samples hold 10 packets or more is drawn as it is.
     assert plots._goodput_window(pd.Series([12 * step, 10 * step, 11 * step])) == 1
+
+
+def test_fct_figures_say_how_many_flows_a_cut_run_finished(tmp_path: Path) -> None:
+    import copy
+    import warnings
+
+    from helpers import SWEEP_BASE
+
+    cut = copy.deepcopy(SWEEP_BASE)
+    cut["duration"] = "300us"  # stops with flows still open
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccsim.ScenarioWarning)  # some start after the cut
+        flows = ccsim.run(cut, out=tmp_path / "cut").summary["flows"]
+    assert 0 < flows["finished"] < flows["total"]
+    res = SweepResult.from_run(ccsim.load(tmp_path / "cut"))
+    note = f"dcqcn ({flows['finished']} of {flows['total']} flows finished)"
+    for kind in ("slowdown", "fct_cdf", "fct_bars"):
+        fig = plots.render(res, kind)
+        assert [t.get_text() for leg in fig.legends for t in leg.get_texts()] == [note], kind
+    from ccsim.report import write_report
+
+    page = write_report(res, tmp_path / "report.html", kinds=["fct_cdf"]).read_text()
+    assert f"{flows['finished']} of {flows['total']} flows finished: FCTs count" in page
