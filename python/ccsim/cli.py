@@ -340,9 +340,10 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out is not None else Path(args.results) / "plots"
     formats = args.format or plots.FORMATS
     labels = report.flow_labels(res.out_dir)
-    figures, skipped = plots.plot(res, out, args.kind or None, formats, args.style, labels)
-    for kind in figures:
-        print(f"{kind:<12} {' '.join(str(out / f'{kind}.{fmt}') for fmt in formats)}")
+    where = ", ".join(args.where or ())
+    figures, skipped = plots.plot(res, out, args.kind or None, formats, args.style, labels, where)
+    for name in figures:
+        print(f"{name:<12} {' '.join(str(out / f'{name}.{fmt}') for fmt in formats)}")
     for kind, why in skipped.items():
         print(f"{kind:<12} skipped: {why}", file=sys.stderr)
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -517,19 +518,26 @@ def plot(
     formats: Sequence[str] = FORMATS,
     style: str = "screen",
     labels: FlowLabels = DEFAULT_LABELS,
+    where: str = "",
 ) -> tuple[dict[str, Figure], dict[str, str]]:
     """Save each kind as ``<out_dir>/<kind>.<format>`` for each of ``formats`` (png, svg, pdf),
-    drawn in ``style`` (see :data:`STYLES`), flows named by ``labels``.
+    drawn in ``style`` (see :data:`STYLES`), flows named by ``labels``. Results restricted by a
+    filter say so: ``where="scheme=dcqcn"`` titles each figure "where scheme=dcqcn" and writes
+    ``<kind>.where-scheme=dcqcn.<format>``, so the unfiltered figures are kept.
 
     With ``kinds=None`` every kind is tried and those without data are skipped; a kind asked
-    for by name that has no data raises NoData. Returns (figure per kind, skipped kind -> why).
+    for by name that has no data raises NoData. Returns (figure name -> figure, skipped kind
+    -> why); a figure's name is its file name without the format.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figures = render_all(res, kinds, style, labels)
-    for kind, fig in figures[0].items():
-        save(fig, out / kind, formats)
-    return figures
+    figures, skipped = render_all(res, kinds, style, labels, where)
+    if where:
+        tag = ".where-" + re.sub(r"[^A-Za-z0-9_.,=+-]", "_", where)
+        figures = {name + tag: fig for name, fig in figures.items()}
+    for name, fig in figures.items():
+        save(fig, out / name, formats)
+    return figures, skipped
 
 
 def render_all(
@@ -537,12 +545,14 @@ def render_all(
     kinds: Sequence[str] | None = None,
     style: str = "screen",
     labels: FlowLabels = DEFAULT_LABELS,
+    where: str = "",
 ) -> tuple[dict[str, Figure], dict[str, str]]:
     """Render ``kinds`` (default: every kind that has data; the others are returned with the
     reason they were skipped). A kind asked for by name that has no data raises NoData.
 
     A sweep with several cases (e.g. one per workload) gets one figure per kind and case, named
-    ``<kind>-<case>``, as a paper draws one panel per workload."""
+    ``<kind>-<case>``, as a paper draws one panel per workload. ``where`` names a filter the
+    results were restricted by, for the figures' titles."""
     from matplotlib import rc_context
 
     if style not in STYLES:
@@ -562,12 +572,12 @@ def render_all(
                         fig.set_dpi(PAPER_DPI)
                         for ax in fig.axes:
                             ax.set_title(_short_title(ax.get_title()))
-                if case is None:
-                    figures[kind] = fig
-                else:
-                    if width is None:
-                        fig.suptitle(case)
-                    figures[f"{kind}-{case}"] = fig
+                title = [case] if case is not None and width is None else []
+                if where:
+                    title.append(f"where {where}")
+                if title:
+                    fig.suptitle(", ".join(title))
+                figures[kind if case is None else f"{kind}-{case}"] = fig
         except NoData as e:
             if kinds:
                 raise
@@ -613,7 +623,7 @@ def save(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path
         raise ScenarioError(f"--format: unknown format `{bad[0]}`; use {', '.join(ALL_FORMATS)}")
     paths = []
     for fmt in formats:
-        path = stem.with_suffix(f".{fmt}")
+        path = stem.parent / f"{stem.name}.{fmt}"  # a name may hold dots (load=0.8)
         meta = {
             "svg": {"Date": None},
             "pdf": {"CreationDate": None, "ModDate": None},

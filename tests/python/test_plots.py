@@ -211,11 +211,15 @@ def test_cli_writes_png_and_svg(sweep_dir: Path, tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    png, svg = tmp_path / "p" / "pfc_layers.png", tmp_path / "p" / "pfc_layers.svg"
+    # A filtered figure has its own name (the unfiltered one is kept) and says its filter.
+    png = tmp_path / "p" / "pfc_layers.where-load=0.8.png"
+    svg = tmp_path / "p" / "pfc_layers.where-load=0.8.svg"
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == [png.name, svg.name]
     image = matplotlib.image.imread(png)
     assert image.shape[0] > 200 and image.shape[1] > 300 and image.std() > 0.05
     text = svg.read_text()
     assert text.startswith("<?xml") and "scheme=dcqcn" in text and "load=0.3" not in text
+    assert "where load=0.8" in text
 
 
 def test_cli_writes_pdf_on_request_the_same_bytes_each_time(
