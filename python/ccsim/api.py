@@ -544,11 +544,16 @@ def read_text(path: Path) -> str:
 
 
 def _override_list(overrides: Overrides) -> list[str]:
-    """Normalize overrides to ``["dotted.key=value", ...]``; values from a dict become TOML."""
+    """Normalize overrides to ``["dotted.key=value", ...]``; values from a dict become TOML.
+    A key whose value is None is removed from the scenario (``"~dotted.key"``, as ``--unset``),
+    so its default applies."""
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
-        return [f"{key}={inline_toml(value)}" for key, value in overrides.items()]
+        return [
+            f"~{key}" if value is None else f"{key}={inline_toml(value)}"
+            for key, value in overrides.items()
+        ]
     try:
         items = [overrides] if isinstance(overrides, str) else list(overrides)
     except TypeError:
@@ -561,6 +566,8 @@ def _override_list(overrides: Overrides) -> list[str]:
                 f"override {item!r} is not a 'key=value' text; write e.g. 'cc.scheme=dcqcn'"
             )
         key = item.partition("=")[0].strip()
+        if item.startswith("~") and item[1:].strip():
+            continue  # --unset KEY
         if "=" not in item or not key:
             raise ScenarioError(
                 f"override {item!r} is not key=value; write e.g. --set cc.scheme=dcqcn"
@@ -579,6 +586,9 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for item in _override_list(list(items)):
+        if item.startswith("~"):  # --unset KEY
+            out[item[1:].strip()] = None
+            continue
         key, _, value = item.partition("=")
         try:
             out[key.strip()] = read_toml_text(f"v = {value}", "--set")["v"]

@@ -666,6 +666,17 @@ def _parser() -> argparse.ArgumentParser:
             metavar="KEY=VALUE",
             help="override a field, e.g. --set cc.scheme=dcqcn (repeatable)",
         )
+        unset_arg(q)
+
+    def unset_arg(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--unset",
+            action="append",
+            dest="set",
+            type=lambda key: f"~{key}",
+            metavar="KEY",
+            help="remove a field, so its default applies, e.g. --unset output.trace (repeatable)",
+        )
 
     def force_arg(q: argparse.ArgumentParser) -> None:
         q.add_argument(
@@ -732,6 +743,7 @@ def _parser() -> argparse.ArgumentParser:
             metavar="KEY=VALUE",
             help="override a field in every run, e.g. --set workload.0.stop=1ms (repeatable)",
         )
+        unset_arg(q)
 
     q = sub.add_parser("sweep", help="run a base scenario over a parameter grid, in parallel")
     q.add_argument("sweep", metavar="SWEEP", help="sweep TOML file (base, [set], [grid])")

@@ -210,7 +210,7 @@ def _configs_section(res: SweepResult) -> list[str]:
     out = ["<h2>Resolved configs</h2>"]
     if res.out_dir is not None and (res.out_dir / SWEEP_JSON).is_file():
         meta = json.loads((res.out_dir / SWEEP_JSON).read_text(encoding="utf-8"))
-        sweep = {k: meta[k] for k in ("set", "grid", "cases") if meta.get(k)}
+        sweep = {k: meta[k] for k in ("set", "unset", "grid", "cases") if meta.get(k)}
         out.append(
             f"<details open><summary>sweep: base scenario, [set] and [grid]</summary>"
             f"<pre>{_e(api.to_toml(sweep))}</pre><pre>{_e(meta['base'])}</pre></details>"

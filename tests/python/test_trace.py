@@ -3,6 +3,7 @@ PAUSEs and CE marks per port are what the run's own tables count."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -129,3 +130,22 @@ def test_a_sweep_refuses_a_trace(tmp_path: Path) -> None:
     proc = ccsim_cli("sweep", str(spec), "--out", str(tmp_path / "out"))
     assert proc.returncode != 0
     assert "output.trace: sweeps keep tables only" in proc.stderr
+    assert 'unset = ["output.trace"]' in proc.stderr  # and says how to drop it
+    # Dropped by --unset, by the sweep file's `unset`, or by None in Python: the runs go on
+    # without a trace.
+    proc = ccsim_cli("sweep", str(spec), "--out", str(tmp_path / "a"), "--unset", "output.trace")
+    assert proc.returncode == 0, proc.stderr
+    spec.write_text(spec.read_text().replace("[grid]", 'unset = ["output.trace"]\n[grid]'))
+    proc = ccsim_cli("sweep", str(spec), "--out", str(tmp_path / "b"))
+    assert proc.returncode == 0, proc.stderr
+    runs = ccsim.sweep(scen, {"seed": [1]}, overrides={"output.trace": None}, out=tmp_path / "c")
+    assert (runs["status"] == "ok").all()
+    for out in ("a", "b", "c"):
+        assert not list((tmp_path / out).rglob("trace.pcapng"))
+        assert json.loads((tmp_path / out / "sweep.json").read_text())["unset"] == ["output.trace"]
+    # A key that is not there is named, so a misspelt one does not pass silently.
+    proc = ccsim_cli("run", str(scen), "--out", str(tmp_path / "d"), "--unset", "output.traec")
+    assert proc.returncode == 2 and "--unset" in proc.stderr and "output.traec" in proc.stderr
+    spec.write_text(spec.read_text().replace('unset = ["output.trace"]', 'unset = "output.trace"'))
+    proc = ccsim_cli("sweep", str(spec), "--out", str(tmp_path / "e"))
+    assert proc.returncode == 2 and "unset: expected a list" in proc.stderr

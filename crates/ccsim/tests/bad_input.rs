@@ -197,6 +197,31 @@ fn overrides_reach_nested_tables_and_list_entries() {
 }
 
 #[test]
+fn unset_drops_a_key_and_refuses_one_that_is_not_there() {
+    let t = "[output]\ntrace = { ports = [\"sw0->h2\"] }\n[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nstop = \"1ms\"\nflows = 10\n";
+    let toml = format!("{BASE}{t}");
+    let load = |ov: &[&str]| {
+        let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
+        Scenario::load(&toml, std::path::Path::new("."), None, &ov).unwrap()
+    };
+    assert!(load(&[]).cfg.output.trace.is_some());
+    let sc = load(&["~output.trace", "~workload.0.flows"]);
+    assert!(sc.cfg.output.trace.is_none());
+    match &sc.cfg.workload[0] {
+        ccsim::workload::config::WorkloadCfg::Poisson { flows, .. } => assert!(flows.is_none()),
+        _ => unreachable!(),
+    }
+    for (key, said) in [
+        ("~output.traec", "not set"),
+        ("~workload.1.flows", "not set"),
+        ("~workload.0", "not set"),
+        ("~output..trace", "dotted key"),
+    ] {
+        assert_mentions(&error_of(&toml, &[key]), &["--unset", said]);
+    }
+}
+
+#[test]
 fn bad_scheme_parameters_are_named() {
     for (set, field) in [
         (["cc.scheme=hpcc", "cc.params.eta=1.5"], "cc.params.eta"),

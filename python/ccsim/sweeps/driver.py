@@ -117,8 +117,9 @@ def sweep(
 
 
 _NO_TRACE = (
-    "output.trace: sweeps keep tables only; trace one run with `ccsim run SCENARIO --set ...` "
-    "and remove output.trace from the sweep"
+    "output.trace: sweeps keep tables only; trace one run with `ccsim run SCENARIO --set ...`, "
+    'and drop the trace from the sweep: unset = ["output.trace"] in the sweep file, '
+    '--unset output.trace, or {"output.trace": None} in Python'
 )
 
 
@@ -190,12 +191,15 @@ def run_sweep(
     meta = {
         "name": sweep.name,
         "base": text,
-        "set": {k: _column_value(v) for k, v in sweep.overrides.items()},
+        "set": {k: _column_value(v) for k, v in sweep.overrides.items() if v is not None},
         "grid": {k: [_column_value(v) for v in vs] for k, vs in sweep.grid.items()},
         "cases": {c: {k: _column_value(v) for k, v in o.items()} for c, o in sweep.cases.items()},
         "params": sweep.params,
         "runs": [{"run_id": s.run_id, "params": _param_columns(s)} for s in specs],
     }
+    unset = [k for k, v in sweep.overrides.items() if v is None]
+    if unset:
+        meta["unset"] = unset
     with _lock(out):
         if not force:
             _refuse_other_sweep(out, meta)

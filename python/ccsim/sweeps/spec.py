@@ -20,7 +20,7 @@ from typing import Any
 from ccsim import api
 from ccsim.api import ScenarioError
 
-SWEEP_FILE_KEYS = ("name", "base", "set", "cases", "grid")
+SWEEP_FILE_KEYS = ("name", "base", "set", "unset", "cases", "grid")
 
 #: The run parameter that names a run's case (see :class:`Sweep`).
 CASE = "case"
@@ -49,7 +49,8 @@ class Sweep:
     product, in key order. ``cases`` names bundles of overrides that go together (e.g. a
     workload mix and its load); with cases, every case runs the whole grid, and the runs have
     a ``case`` parameter. A run's overrides are the case's, then ``overrides``, then its grid
-    values; a case's ``base`` (a scenario file) replaces the sweep's base scenario for its runs.
+    values; an override whose value is None removes the key (a file's ``unset`` list). A case's
+    ``base`` (a scenario file) replaces the sweep's base scenario for its runs.
     ``source`` names where the sweep came from, for error messages.
     """
 
@@ -139,11 +140,22 @@ class Sweep:
         name = data.get("name", default_name)
         if not isinstance(name, str) or not name:
             raise ScenarioError(f'{source}: name: expected a non-empty string, e.g. name = "x"')
+        unset = data.get("unset", [])
+        if not isinstance(unset, list) or not all(isinstance(k, str) and k for k in unset):
+            raise ScenarioError(
+                f'{source}: unset: expected a list of keys to remove, e.g. unset = ["output.trace"]'
+            )
+        overrides = data.get("set", {})
+        if isinstance(overrides, Mapping):  # a key in both is refused below
+            both = sorted(set(overrides) & set(unset))
+            if both:
+                raise ScenarioError(f"{source}: `{both[0]}` is both set and unset; keep one")
+            overrides = {**overrides, **dict.fromkeys(unset)}  # None: removed (see api)
         return cls(
             name=name,
             base=base,
             grid=data.get("grid", {}),
-            overrides=data.get("set", {}),
+            overrides=overrides,
             source=source,
             cases=cases,
             case_bases=bases,

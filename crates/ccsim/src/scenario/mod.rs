@@ -10,8 +10,12 @@ use crate::sim::quantity;
 use config::{ScenarioCfg, TopologyCfg, WorkloadCfg};
 
 /// Apply one `dotted.key=value` override. The value is read as a TOML literal ("3", "1.5",
-/// "[1, 2]", "true", "\"x\""), and as a plain string otherwise ("100Gbps").
+/// "[1, 2]", "true", "\"x\""), and as a plain string otherwise ("100Gbps"). `~dotted.key`
+/// removes the key instead (`--unset`), so its default applies.
 pub fn apply_override(root: &mut toml::Table, spec: &str) -> Result<(), ScenarioError> {
+    if let Some(key) = spec.strip_prefix('~') {
+        return unset_key(root, key.trim());
+    }
     let (key, raw) = spec.split_once('=').ok_or_else(|| {
         ScenarioError::new(
             "--set",
@@ -90,6 +94,46 @@ pub fn apply_override(root: &mut toml::Table, spec: &str) -> Result<(), Scenario
     }
     *cur = value;
     Ok(())
+}
+
+/// Remove one dotted key (`output.trace`, `workload.0.stop`) from the scenario; a key that is
+/// not there is an error, so a misspelt one does not pass silently.
+fn unset_key(root: &mut toml::Table, key: &str) -> Result<(), ScenarioError> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(ScenarioError::new(
+            "--unset",
+            format!("`{key}` is not a dotted key like output.trace"),
+        ));
+    }
+    if unset_in(root, &parts) {
+        return Ok(());
+    }
+    Err(ScenarioError::new(
+        "--unset",
+        format!("`{key}` is not set in the scenario (a list's entry is unset by its keys, e.g. workload.0.stop), so there is nothing to unset"),
+    ))
+}
+
+fn unset_in(table: &mut toml::Table, parts: &[&str]) -> bool {
+    match parts {
+        [last] => table.remove(*last).is_some(),
+        [first, rest @ ..] => match table.get_mut(*first) {
+            Some(toml::Value::Table(t)) => unset_in(t, rest),
+            // `workload.0.stop`: a numeric part indexes a list (an array of tables).
+            Some(toml::Value::Array(list)) => match rest {
+                [idx, inner @ ..] if !inner.is_empty() => idx
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| list.get_mut(i))
+                    .and_then(toml::Value::as_table_mut)
+                    .is_some_and(|t| unset_in(t, inner)),
+                _ => false,
+            },
+            _ => false,
+        },
+        [] => false,
+    }
 }
 
 /// Fill the fabric-detail settings `compat` gives defaults for (`config::Compat`).
