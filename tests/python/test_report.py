@@ -3,13 +3,15 @@ runs table and resolved configs, that headless Chromium opens offline and shows 
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from pathlib import Path
 
 import ccsim
 import numpy as np
 import pytest
-from ccsim import plots
+from ccsim import plots, report
 from helpers import ccsim_cli, screenshot
 
 
@@ -52,3 +54,18 @@ def test_report_opens_in_headless_chromium_and_shows_figures(
     assert rgb.std() > 0.1 and not_white > 0.05, (rgb.std(), not_white)
     assert coloured > 0.005, coloured
     assert np.isfinite(rgb).all()
+
+
+def test_the_report_shows_a_sweeps_set_tables_as_tables(tmp_path: Path) -> None:
+    star = {
+        "name": "star",
+        "topology": {"kind": "star", "hosts": 3, "link": {"rate": "10Gbps", "delay": "1us"}},
+        "cc": {"scheme": "none"},
+        "flows": [{"src": 0, "dst": 2, "size": "10KB"}],
+    }
+    link = {"rate": "25Gbps", "delay": "2us"}
+    ccsim.sweep(star, {"seed": [1]}, overrides={"topology.link": link}, out=tmp_path / "s")
+    meta = json.loads((tmp_path / "s" / "sweep.json").read_text())
+    assert meta["set"] == {"topology.link": link}
+    text = report.write_report(ccsim.load(tmp_path / "s"), tmp_path / "r.html").read_text()
+    assert '[set."topology.link"]\nrate = "25Gbps"\ndelay = "2us"' in html.unescape(text)

@@ -149,3 +149,10 @@ def test_a_sweep_refuses_a_trace(tmp_path: Path) -> None:
     spec.write_text(spec.read_text().replace('unset = ["output.trace"]', 'unset = "output.trace"'))
     proc = ccsim_cli("sweep", str(spec), "--out", str(tmp_path / "e"))
     assert proc.returncode == 2 and "unset: expected a list" in proc.stderr
+
+
+def test_the_resolved_trace_format_names_the_file_written() -> None:
+    for asked in ({}, {"format": "pcapng"}, {"format": "pcap"}):  # "pcap": the first name
+        trace = {"ports": ["all"], **asked}
+        resolved = ccsim.validate(INCAST, overrides={"output.trace": trace})
+        assert 'format = "pcapng"' in resolved

@@ -191,9 +191,10 @@ def run_sweep(
     meta = {
         "name": sweep.name,
         "base": text,
-        "set": {k: _column_value(v) for k, v in sweep.overrides.items() if v is not None},
+        # Overrides as written (tables as tables), for the report; grid values as table cells.
+        "set": {k: v for k, v in sweep.overrides.items() if v is not None},
         "grid": {k: [_column_value(v) for v in vs] for k, vs in sweep.grid.items()},
-        "cases": {c: {k: _column_value(v) for k, v in o.items()} for c, o in sweep.cases.items()},
+        "cases": sweep.cases,
         "params": sweep.params,
         "runs": [{"run_id": s.run_id, "params": _param_columns(s)} for s in specs],
     }
@@ -252,7 +253,7 @@ def _refuse_other_sweep(out: Path, meta: dict[str, Any]) -> None:
         print(f"{out / SWEEP_JSON} is unreadable ({e}); writing it again", file=sys.stderr)
         return
     new = json.loads(json.dumps(meta))
-    changed = [k for k in ("base", "set", "grid", "cases") if old.get(k) != new[k]]
+    changed = [k for k in ("base", "set", "unset", "grid", "cases") if old.get(k) != new.get(k)]
     if changed:
         raise ScenarioError(
             f"--out {out}: holds the sweep `{old.get('name')}` with other settings "

@@ -511,9 +511,10 @@ fn default_trace_packets() -> u64 {
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceFormat {
-    /// pcapng, which Wireshark and tshark read.
+    /// pcapng, which Wireshark and tshark read (`"pcap"`, its first name, is read as this).
     #[default]
-    Pcap,
+    #[serde(alias = "pcap")]
+    Pcapng,
 }
 
 /// Per-flow sending-rate and throughput samples.
