@@ -462,32 +462,40 @@ def inline_toml(value: Any) -> str:
     return inline(_plain(value, []))
 
 
-def _plain(v: Any, path: list[str]) -> Any:
+def _plain(v: Any, path: list[str], within: tuple[int, ...] = ()) -> Any:
     """``v`` with the values TOML writers take: numpy numbers as int/float, paths as str, ints
-    checked against TOML's signed 64 bits; ``None`` is an error naming its key."""
+    checked against TOML's signed 64 bits. What TOML cannot hold (``None``, a key that is not a
+    string, a table or list that contains itself, an object) is a ScenarioError naming its key.
+    """
+    where = ".".join(path) or "scenario"
+    if isinstance(v, (Mapping, list, tuple)):
+        if id(v) in within:
+            raise ScenarioError(f"{where}: contains itself; a scenario is a tree of tables")
+        within = (*within, id(v))
     if isinstance(v, Mapping):
         out = {}
         for k, x in v.items():
             if not isinstance(k, str):
-                raise TypeError(f"TOML keys must be strings, got {k!r}")
-            out[k] = _plain(x, [*path, k])
+                raise ScenarioError(f"{where}: key {k!r} is not a string; TOML keys are strings")
+            out[k] = _plain(x, [*path, k], within)
         return out
     if isinstance(v, (list, tuple)):
-        return [_plain(x, path) for x in v]
+        return [_plain(x, [*path, str(i)], within) for i, x in enumerate(v)]
     if isinstance(v, (str, bool)):
         return v
     if isinstance(v, numbers.Integral):
         if not -(2**63) <= int(v) < 2**63:
             raise ScenarioError(
-                f"{'.'.join(path)}: {v} does not fit a TOML integer (signed 64-bit); "
-                "use a smaller value"
+                f"{where}: {v} does not fit a TOML integer (signed 64-bit); use a smaller value"
             )
         return int(v)
     if isinstance(v, numbers.Real):
         return float(v)
     if isinstance(v, os.PathLike):
         return os.fspath(v)
-    raise TypeError(f"{'.'.join(path)}: cannot write {type(v).__name__} value {v!r} as TOML")
+    if v is None:
+        raise ScenarioError(f"{where}: None has no TOML value; leave the key out")
+    raise ScenarioError(f"{where}: cannot write {type(v).__name__} value {v!r} as TOML")
 
 
 # --- helpers -------------------------------------------------------------------------------------

@@ -393,6 +393,7 @@ def _reproduce(exp: Any, size: str, args: argparse.Namespace) -> int:
     from ccsim import experiments, report
 
     print(f"{exp.name} ({size}): {exp.title}\n  {exp.paper}; {exp.figure}", flush=True)
+    experiments.check_claim_arguments(exp.claims_at(size), exp.sweep(size).params, str(exp.path))
     sweep, out, runs = _run_sweep(exp.sweep(size), args)
     res = load_results(str(out))
     verdicts = experiments.check_claims(exp.claims_at(size), res, exp.reference)

@@ -22,7 +22,7 @@ from ccsim.api import ScenarioError, read_toml
 from ccsim.measures import MEASURES, ClaimError, aggregate, plain_value, select_runs
 from ccsim.plots import KINDS as PLOT_KINDS
 from ccsim.plots import STYLES, FlowLabels
-from ccsim.sweeps import Sweep, SweepResult
+from ccsim.sweeps import Sweep, SweepResult, short_names
 from ccsim.sweeps.spec import CASE
 
 ENV_CATALOG = "CCSIM_EXPERIMENTS"
@@ -143,6 +143,12 @@ def load_experiment(name: str, directory: Path) -> Experiment:
         if not isinstance(table, Mapping):
             raise ScenarioError(f"{src}: [{size}]: expected a table with set and grid")
         _check_keys(table, SIZE_KEYS, f"{src}: [{size}]")
+        for key, value in table.items():
+            if not isinstance(value, Mapping):
+                raise ScenarioError(
+                    f"{src}: [{size}] {key}: expected a table, e.g. [{size}.{key}] or "
+                    f"{key} = {{ ... }}; got `{value!r}`"
+                )
         sizes[size] = dict(table)
     plots = data.get("plots", [])
     for kind in plots:
@@ -242,6 +248,37 @@ def check_claims(
             continue
         out.append(ClaimResult(claim, HOLDS if value else FAILS, ev.measured))
     return out
+
+
+def check_claim_arguments(claims: Sequence[Claim], params: Sequence[str], src: str) -> None:
+    """Before anything runs: every call in the claims' checks takes the arguments given, and a
+    filter (``scheme='dcqcn'``) names a parameter of the sweep (full or short name), so a typo
+    fails at once and not after the whole entry has run. Raises ScenarioError naming the claim.
+    """
+    import inspect
+
+    known = {*params, *short_names(params).values()}
+    for i, claim in enumerate(claims):
+        for node in ast.walk(parse_check(claim.check, f"{src}: claim")):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            name = node.func.id
+            sig = inspect.signature(FUNCTIONS[name])
+            keywords = {k.arg: None for k in node.keywords if k.arg is not None}
+            if name == "ref_gap":
+                keywords["reference"] = None  # given by the entry's [reference]
+            where = f"{src}: claim `{claim.text[:60]}`: {ast.unparse(node)}"
+            try:
+                sig.bind(None, *node.args, **keywords)
+            except TypeError as e:
+                raise ScenarioError(f"{where}: {e}") from None
+            own = [p for p in list(sig.parameters)[1:] if p != "where"]
+            for key in keywords:
+                if key not in sig.parameters and key not in known:
+                    raise ScenarioError(
+                        f"{where}: `{key}` is neither an argument of {name} ({', '.join(own)}) "
+                        f"nor a parameter of the sweep ({', '.join(sorted(known)) or 'none'})"
+                    )
 
 
 def parse_check(check: str, where: str) -> ast.Expression:

@@ -404,8 +404,19 @@ def test_to_toml_round_trips_through_tomllib() -> None:
 
 
 def test_to_toml_rejects_none() -> None:
-    with pytest.raises(TypeError, match="None"):
+    with pytest.raises(ccsim.ScenarioError, match="x: None has no TOML value"):
         ccsim.to_toml({"x": None})
+
+
+def test_what_toml_cannot_hold_is_a_scenario_error_naming_the_key() -> None:
+    scenario: dict = {"name": "x", "topology": {"kind": "star", "hosts": 2}}
+    scenario["topology"]["me"] = scenario  # a dict that contains itself
+    with pytest.raises(ccsim.ScenarioError, match="topology.me: contains itself"):
+        ccsim.run(scenario)
+    with pytest.raises(ccsim.ScenarioError, match="topology: key 3 is not a string"):
+        ccsim.validate({"topology": {3: "star"}})
+    with pytest.raises(ccsim.ScenarioError, match=r"flows.0.size: cannot write object"):
+        ccsim.validate({"flows": [{"size": object()}]})
 
 
 def test_override_dict_values_become_toml_literals() -> None:

@@ -218,6 +218,29 @@ def test_bad_entries_are_one_line_errors(tmp_path: Path, line: str, needle: str)
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        ("jain(after_us=5000)", "jain(after_us=5000, shceme='dcqcn')", "`shceme` is neither"),
+        ("jain(after_us=5000)", "jain(5000, 1, 2, 3)", "too many positional arguments"),
+        ('set = { duration = "10ms" }', "set = 5", "[quick] set: expected a table"),
+    ],
+)
+def test_claims_and_sizes_are_checked_before_anything_runs(
+    tmp_path: Path, old: str, new: str, needle: str
+) -> None:
+    entry = (CATALOG / "dcqcn-convergence.toml").read_text()
+    base = (REPO / "scenarios" / "baselines" / "fig10-dcqcn.toml").as_posix()
+    entry = entry.replace('base = "../scenarios/baselines/fig10-dcqcn.toml"', f'base = "{base}"')
+    assert old in entry
+    (tmp_path / "bad.toml").write_text(entry.replace(old, new, 1))
+    proc = ccsim_cli("reproduce", "bad", "--quick", "--catalog", ".", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bad.toml" in lines[0] and needle in lines[0], proc.stderr
+    assert not (tmp_path / "results").exists()  # refused before the first run
+
+
 def test_unknown_experiment_names_the_catalog(tmp_path: Path) -> None:
     proc = ccsim_cli("reproduce", "acc-fig99", "--catalog", str(CATALOG), cwd=tmp_path)
     assert proc.returncode == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -422,3 +423,19 @@ def test_one_run_of_a_sweep_reads_as_a_run(sweep_dir: Path, tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     lines = (copy / "fct.txt").read_text().splitlines()
     assert len(lines) == result.summary["flows"]["finished"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"grid": [1, 2]}, "grid: expected a dict, e.g. {'seed': [1, 2]}; got list"),
+        ({"grid": {}, "overrides": ["seed=2"]}, "overrides: expected a dict"),
+        ({"grid": {}, "cases": 3}, "cases: expected a dict"),
+    ],
+)
+def test_sweep_arguments_of_the_wrong_type_are_named(
+    tmp_path: Path, kwargs: dict, needle: str
+) -> None:
+    with pytest.raises(ccsim.ScenarioError, match=re.escape(needle)):
+        ccsim.sweep(SWEEP_BASE, out=tmp_path / "s", **kwargs)
+    assert not (tmp_path / "s").exists()

@@ -86,6 +86,17 @@ def sweep(
     ...                    out="results/incast-schemes")  # doctest: +SKIP
     >>> runs[["cc.scheme", "fct.all.fct_p99_us"]]  # doctest: +SKIP
     """
+    examples = {
+        "grid": "{'seed': [1, 2]}",
+        "overrides": "{'cc.scheme': 'dcqcn'}",
+        "cases": "{'web': {'workload.0.cdf': 'websearch'}}",
+    }
+    for arg, value in (("grid", grid), ("overrides", overrides), ("cases", cases)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ScenarioError(
+                f"ccsim.sweep: {arg}: expected a dict, e.g. {examples[arg]}; "
+                f"got {type(value).__name__} {value!r}"
+            )
     if name is None:
         name = api.scenario_name(api.validate(base, overrides=overrides)) or "sweep"
     spec = Sweep(
@@ -94,7 +105,7 @@ def sweep(
         dict(grid or {}),
         dict(overrides or {}),
         source="ccsim.sweep",
-        cases={k: dict(v) for k, v in (cases or {}).items()},
+        cases=dict(cases or {}),
     )
     bar = None
     if progress:
