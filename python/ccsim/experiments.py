@@ -123,6 +123,8 @@ def list_experiments(directory: Path) -> list[Experiment]:
 def load_experiment(name: str, directory: Path) -> Experiment:
     """Read and check catalog entry ``name``: keys, sizes, plot kinds, and each claim's syntax."""
     path = directory / f"{name}.toml"
+    if path.exists() and not path.is_file():
+        raise ScenarioError(f"{path}: not a regular file; a catalog entry is a TOML file")
     if not path.is_file():
         names = ", ".join(p.stem for p in sorted(directory.glob("*.toml"))) or "none"
         raise ScenarioError(

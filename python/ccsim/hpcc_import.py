@@ -74,7 +74,12 @@ def import_config(path: Path, relative_to: Path) -> Imported:
         try:
             return conv(cfg[key][0])
         except ValueError:
-            raise ScenarioError(f"{path}: {key} `{cfg[key][0]}` is not a number") from None
+            what = (
+                "is not a rate: write a number with the simulator's unit, e.g. 20Mb/s"
+                if conv is _rate
+                else "is not a number"
+            )
+            raise ScenarioError(f"{path}: {key} `{cfg[key][0]}` {what}") from None
 
     def not_honoured(key: str, why: str, value: str | None = None) -> None:
         out.not_honoured.append(f"{key} {value or ' '.join(cfg[key])}: {why}")

@@ -5,6 +5,7 @@ report, and exits non-zero when a claim fails; the claim language evaluates only
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import ccsim
@@ -246,6 +247,9 @@ def test_unknown_experiment_names_the_catalog(tmp_path: Path) -> None:
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "acc-fig99" in lines[0] and "dcqcn-convergence" in lines[0]
+    os.mkfifo(tmp_path / "piped.toml")  # there, but no file: said so, not "unknown"
+    proc = ccsim_cli("reproduce", "piped", "--catalog", ".", cwd=tmp_path)
+    assert proc.returncode == 2 and "piped.toml: not a regular file" in proc.stderr
 
 
 # --- the claim language over the shared sweep -----------------------------------------------------

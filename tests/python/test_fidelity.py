@@ -137,6 +137,8 @@ BAD_CONFIGS = [
     ),
     ("L2_ACK_INTERVAL 1", "L2_ACK_INTERVAL 4000", "L2_ACK_INTERVAL"),
     ("RATE_AI 20Mb/s", "RATE_AI fast", "RATE_AI"),
+    ("RATE_AI 20Mb/s", "RATE_AI 20", "RATE_AI `20` is not a rate: write a number with"),
+    ("EWMA_GAIN 0.00390625", "EWMA_GAIN fast", "EWMA_GAIN `fast` is not a number"),
 ]
 
 

@@ -156,3 +156,10 @@ def test_the_resolved_trace_format_names_the_file_written() -> None:
         trace = {"ports": ["all"], **asked}
         resolved = ccsim.validate(INCAST, overrides={"output.trace": trace})
         assert 'format = "pcapng"' in resolved
+
+
+def test_a_directory_in_the_way_of_the_trace_is_named(tmp_path: Path) -> None:
+    (tmp_path / "out" / "trace.pcapng").mkdir(parents=True)
+    traced = {**INCAST, "output": {"trace": {"ports": ["all"]}}}
+    with pytest.raises(ccsim.ScenarioError, match=r"trace\.pcapng`: Is a directory"):
+        ccsim.run(traced, out=tmp_path / "out")

@@ -346,6 +346,11 @@ mod tests {
             e.contains("no byte delivered for 2000.000 us") && e.contains("flow 0 (0 -> 1)"),
             "{e}"
         );
+        // The user shortened the wait: the error says so before it blames the transport.
+        assert!(
+            e.contains("host.stall_after is 2000.000 us, shorter than its default"),
+            "{e}"
+        );
         assert!(
             sim.now_ps <= 4 * crate::sim::PS_PER_MS,
             "ended at {} ps",

@@ -186,6 +186,8 @@ impl Watchdog {
             let dropped = p.drops - self.drops_at_check;
             let why = if dropped > 0 {
                 format!("congestion collapse: switches dropped {dropped} packets meanwhile, and go-back-N resends crowd out the packets each receiver waits for; give the scheme a queue it can act in (fabric.loss deeper than the ECN threshold fabric.ecn.kmin) or use host.recovery = {{ mode = \"irn\" }}")
+            } else if self.after_ps < Self::DEFAULT_AFTER_PS {
+                format!("host.stall_after is {:.3} us, shorter than its default of 100 ms: a scheme or a paused fabric may wait that long without a bug; raise host.stall_after (0 turns the check off), and if the run still stalls, it is a transport bug: please report it with this scenario", self.after_ps as f64 / 1e6)
             } else {
                 "a transport bug: please report it with this scenario".to_string()
             };
@@ -282,6 +284,11 @@ pub struct Watchdog {
     pub after_ps: u64,
     delivered_at_check: u64,
     drops_at_check: u64,
+}
+
+impl Watchdog {
+    /// `host.stall_after`'s default: 100 ms.
+    pub const DEFAULT_AFTER_PS: u64 = 100 * crate::sim::PS_PER_MS;
 }
 
 impl Simulation {

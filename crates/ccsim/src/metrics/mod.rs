@@ -240,22 +240,31 @@ impl Results {
     }
 }
 
-/// Write `path` whole or not at all: into a temporary file beside it, then renamed over it.
+/// Write `path` whole or not at all: into a temporary file beside it, then renamed over it. An
+/// error names the file (e.g. a directory of that name in the way).
 fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = path.with_file_name(format!(".tmp-{name}"));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| naming(path, e))
 }
 
 fn remove_if_there(path: &std::path::Path) -> std::io::Result<()> {
     match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(naming(path, e)),
         _ => Ok(()),
     }
+}
+
+/// `e` with the file it happened to.
+fn naming(path: &std::path::Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("`{}`: {e}", path.display()))
 }
 
 /// CRC-32 (IEEE 802.3, as zlib's and Python's `zlib.crc32`) of `bytes`.

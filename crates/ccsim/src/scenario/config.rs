@@ -374,7 +374,7 @@ impl Default for HostCfg {
             ack_priority: None,
             base_rtt_bytes: None,
             recovery: None,
-            stall_after: Time(100 * crate::sim::PS_PER_MS),
+            stall_after: Time(crate::engine::Watchdog::DEFAULT_AFTER_PS),
         }
     }
 }
