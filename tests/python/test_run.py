@@ -272,3 +272,20 @@ def test_unresponsive_senders_send_their_first_rtt_and_ignore_grants() -> None:
     assert both.flows["bytes_acked"].min() > 10 * first_rtt  # both answer their grants
     with pytest.raises(ccsim.ScenarioError, match=r"workload\[0\]\.responsive: a share"):
         ccsim.validate({**base, "workload": [{**base["workload"][0], "responsive": 1.5}]})
+
+
+def test_more_threads_than_partitions_are_said_to_be_idle() -> None:
+    tree = {
+        "name": "ft",
+        "topology": {
+            "kind": "fat_tree",
+            "k": 4,
+            "host_link": {"rate": "100Gbps", "delay": "1us"},
+            "fabric_link": {"rate": "100Gbps", "delay": "1us"},
+        },
+        "cc": {"scheme": "none"},
+        "threads": 64,
+        "flows": [{"src": 0, "dst": 15, "size": "10KB"}],
+    }
+    with pytest.warns(ccsim.ScenarioWarning, match="64 asked, but the fabric is cut into 4"):
+        ccsim.run(tree)

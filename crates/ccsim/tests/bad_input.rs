@@ -222,6 +222,76 @@ fn unset_drops_a_key_and_refuses_one_that_is_not_there() {
 }
 
 #[test]
+fn inputs_that_mean_nothing_are_refused() {
+    for (extra, needles) in [
+        // Two limits for one queue.
+        (
+            "[fabric]\npfc = { enabled = false }\nloss = { mode = \"drop_tail\", queue_packets = 8, queue_bytes = \"8KB\" }\n".to_string(),
+            vec!["fabric.loss.queue_bytes", "not both"],
+        ),
+        // PFC's settings on a fabric without PFC, even at their defaults.
+        (
+            "[fabric]\npfc = { enabled = false, xoff = \"512KB\" }\n".to_string(),
+            vec!["fabric.pfc.xoff", "lossless"],
+        ),
+        // NaN, wherever it is.
+        (
+            "[fabric]\necn = { pmax = nan }\n".to_string(),
+            vec!["fabric.ecn.pmax", "NaN"],
+        ),
+        // A fixed priority beside size classes.
+        (
+            "[fabric]\ndata_priority = 5\npriority_by_size = [\"10KB\"]\n".to_string(),
+            vec!["fabric.data_priority", "priority_by_size"],
+        ),
+        // A probe list naming no port, or one port twice.
+        (
+            "[output]\nqueues = { interval = \"1us\", ports = [] }\n".to_string(),
+            vec!["output.queues.ports", "names no port"],
+        ),
+        (
+            "[output]\nqueues = { interval = \"1us\", ports = [\"sw0->h2\", \"sw0->h2\"] }\n"
+                .to_string(),
+            vec!["output.queues.ports[1]", "list each port once"],
+        ),
+        (
+            "[output]\ntrace = { ports = [] }\n".to_string(),
+            vec!["output.trace.ports", "names no port"],
+        ),
+
+    ] {
+        assert_mentions(&error_of(&format!("{BASE}{extra}"), &[]), &needles);
+    }
+    // A trace that starts after the run ends would be empty.
+    let late = "[output]\ntrace = { ports = [\"all\"], start = \"2ms\" }\n";
+    assert_mentions(
+        &error_of(&format!("duration = \"1ms\"\n{BASE}{late}"), &[]),
+        &["output.trace.start", "duration"],
+    );
+}
+
+#[test]
+fn a_topology_node_needs_a_name() {
+    let dir = std::env::temp_dir().join(format!("ccsim-nameless-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.toml");
+    std::fs::write(
+        &file,
+        "[[node]]\nname = \"\"\nlayer = \"host\"\n[[node]]\nname = \"h1\"\nlayer = \"host\"\n[[link]]\na = \"\"\nb = \"h1\"\nrate = \"10Gbps\"\ndelay = \"1us\"\n",
+    )
+    .unwrap();
+    let t = format!(
+        "[topology]\nkind = \"file\"\npath = \"{}\"\n",
+        file.display()
+    );
+    assert_mentions(
+        &error_of(&t, &[]),
+        &["node[0].name", "give each node a name"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn bad_scheme_parameters_are_named() {
     for (set, field) in [
         (["cc.scheme=hpcc", "cc.params.eta=1.5"], "cc.params.eta"),
@@ -498,6 +568,7 @@ fn cdfs_without_a_usable_size_are_named() {
         ("100 0\nnan 1\n", "finite"),
         ("100 0\ninf 1\n", "finite"),
         ("100 0\n1e25 1\n", "at most"),
+        ("100 0\n1500.5 1\n", "not a whole number of bytes"),
     ] {
         let msg = ccsim::workload::Cdf::parse(body, "x.cdf")
             .unwrap_err()

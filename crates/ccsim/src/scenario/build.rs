@@ -209,6 +209,14 @@ impl Scenario {
                 "must be 1 to 6 ascending sizes above 0 (classes 1..7), e.g. [\"10KB\", \"100KB\", \"1MB\"]",
             ));
         }
+        if !classes.is_empty()
+            && f.data_priority != crate::scenario::config::FabricCfg::default().data_priority
+        {
+            return Err(ScenarioError::new(
+                "fabric.data_priority",
+                "does nothing beside priority_by_size, which gives each size class its own priority (1..7); remove one of them",
+            ));
+        }
         if !classes.is_empty() && info.prio_per_packet {
             return Err(ScenarioError::new(
                 "fabric.priority_by_size",
@@ -806,6 +814,15 @@ impl Scenario {
                     "must be after output.trace.start",
                 ));
             }
+            if let Some(d) = self.cfg.duration.filter(|d| start >= d.0) {
+                return Err(ScenarioError::new(
+                    "output.trace.start",
+                    format!(
+                        "starts at or after the run's duration ({}), so the trace would be empty; start it earlier",
+                        crate::sim::fmt_time(d.0)
+                    ),
+                ));
+            }
             if tc.max_packets == 0 {
                 return Err(ScenarioError::new(
                     "output.trace.max_packets",
@@ -907,7 +924,11 @@ impl Scenario {
         self.start_parallel_from(self.build()?, threads)
     }
 
-    fn start_parallel_from(&self, first: Simulation, threads: usize) -> Result<Run, ScenarioError> {
+    fn start_parallel_from(
+        &self,
+        mut first: Simulation,
+        threads: usize,
+    ) -> Result<Run, ScenarioError> {
         if self.cfg.output.trace.is_some() {
             return Err(ScenarioError::new(
                 "threads",
@@ -917,6 +938,11 @@ impl Scenario {
         let most = self.cfg.partitions.map_or(MAX_PARTITIONS, |n| n as usize);
         let cut = partition(&first.topo, most);
         let parts = cut.parts;
+        if self.cfg.threads == Some(Threads::Count(threads as u32)) && threads > parts {
+            first.warnings.push(format!(
+                "threads: {threads} asked, but the fabric is cut into {parts} partitions, so {parts} threads work (partitions, at most {MAX_PARTITIONS}, bound a run's threads)"
+            ));
+        }
         // Each partition is a whole copy of the simulation.
         let one = fabric_bytes(&first.topo) + first.flows.len() as u64 * FLOW_BYTES;
         if let Some((limit, whose)) = self.memory_limit() {
@@ -987,7 +1013,14 @@ fn resolve_ports(
     field: &str,
     specs: &[String],
 ) -> Result<Vec<u32>, ScenarioError> {
+    if specs.is_empty() {
+        return Err(ScenarioError::new(
+            field,
+            "names no port; list \"from->to\" ports, or [\"all\"] for every switch port",
+        ));
+    }
     let mut ids = Vec::new();
+    let mut named: Vec<(u32, usize)> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         if spec == "all" {
             ids.extend((0..sim.ports.len() as u32).filter(|&p| !sim.ports[p as usize].is_host));
@@ -1007,6 +1040,13 @@ fn resolve_ports(
                     && sim.ports[sim.ports[p as usize].peer as usize].node == nb
             })
             .ok_or_else(|| ScenarioError::new(&fld, format!("no link from `{a}` to `{b}`")))?;
+        if let Some((_, j)) = named.iter().find(|(p, _)| *p == pid) {
+            return Err(ScenarioError::new(
+                &fld,
+                format!("`{spec}` is {field}[{j}] again; list each port once"),
+            ));
+        }
+        named.push((pid, i));
         ids.push(pid);
     }
     let mut seen = std::collections::HashSet::new();

@@ -136,6 +136,29 @@ fn unset_in(table: &mut toml::Table, parts: &[&str]) -> bool {
     }
 }
 
+/// The first key holding a NaN float, as a dotted path.
+fn nan_key(table: &toml::Table, prefix: &str) -> Option<String> {
+    fn walk(v: &toml::Value, path: String) -> Option<String> {
+        match v {
+            toml::Value::Float(x) if x.is_nan() => Some(path),
+            toml::Value::Table(t) => nan_key(t, &path),
+            toml::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, x)| walk(x, format!("{path}[{i}]"))),
+            _ => None,
+        }
+    }
+    table.iter().find_map(|(k, v)| {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        walk(v, path)
+    })
+}
+
 /// Fill the fabric-detail settings `compat` gives defaults for (`config::Compat`).
 fn resolve_compat(cfg: &mut ScenarioCfg) {
     use config::{BaseRttBytes, Compat, TxTime};
@@ -278,6 +301,19 @@ fn resolve_fabric_mode(
             let none = |n: Option<u32>, b: Option<quantity::Size>| {
                 n.unwrap_or(0) == 0 && b.is_none_or(|b| b.0 == 0)
             };
+            for (packets, bytes, what) in [
+                (loss.queue_packets, loss.queue_bytes, "queue"),
+                (loss.port_packets, loss.port_bytes, "port"),
+            ] {
+                if packets.is_some() && bytes.is_some() {
+                    return Err(ScenarioError::new(
+                        &format!("fabric.loss.{what}_bytes"),
+                        format!(
+                            "a {what} has one limit: set {what}_packets or {what}_bytes, not both"
+                        ),
+                    ));
+                }
+            }
             if none(loss.queue_packets, loss.queue_bytes)
                 && none(loss.port_packets, loss.port_bytes)
             {
@@ -410,6 +446,25 @@ impl Scenario {
                 return Err(ScenarioError::new(
                     key,
                     format!("must be a table ([{key}] or {key} = {{ ... }})"),
+                ));
+            }
+        }
+        if let Some(key) = nan_key(&root, "") {
+            return Err(ScenarioError::new(
+                &key,
+                "is NaN, which is not a number any setting takes; give a value",
+            ));
+        }
+        // PFC's own settings on a fabric without PFC mean nothing, even at their defaults.
+        let pfc = root.get("fabric").and_then(|f| f.get("pfc"));
+        if pfc.and_then(|p| p.get("enabled")) == Some(&toml::Value::Boolean(false)) {
+            let table = pfc
+                .and_then(toml::Value::as_table)
+                .expect("a table: it has `enabled`");
+            if let Some(key) = table.keys().find(|k| *k != "enabled") {
+                return Err(ScenarioError::new(
+                    &format!("fabric.pfc.{key}"),
+                    "applies only to a lossless fabric (PFC enabled); remove it or enable PFC",
                 ));
             }
         }

@@ -456,6 +456,16 @@ pub fn parse_ccsim_file(text: &str, shown: &str) -> Result<Topology, ScenarioErr
                 format!("unknown layer `{}`; use host, tor, agg or core", n.layer),
             )
         })?;
+        let bad_name = n.name.trim().is_empty() || n.name.contains("->");
+        if bad_name {
+            return Err(err(
+                &format!("{shown}: node[{i}].name"),
+                format!(
+                    "`{}`: give each node a name, without \"->\" (ports are named \"from->to\")",
+                    n.name
+                ),
+            ));
+        }
         if t.node_by_name(&n.name).is_some() {
             return Err(err(
                 &format!("{shown}: node[{i}].name"),

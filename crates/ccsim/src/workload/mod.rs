@@ -115,6 +115,11 @@ impl Cdf {
                     "size {x} must be a finite number of bytes, at most {MAX_SIZE_BYTES}"
                 )));
             }
+            if x.fract() != 0.0 {
+                return Err(e(format!(
+                    "size {x} is not a whole number of bytes; write sizes in bytes"
+                )));
+            }
             if !(0.0..=1.0 + 1e-9).contains(&y) || x < 0.0 {
                 return Err(e(format!(
                     "({x}, {y}) out of range: sizes must be >= 0 and probabilities in [0, 1]"
