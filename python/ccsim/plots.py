@@ -267,6 +267,7 @@ def _flow_series(
     rates = _require(res.rates, f"plot {kind}", "no rate samples; add [output] rates = {...}")
     panels = _panels(res, rates)
     fig, axes = _figure(len(panels), 1, height=2.6 * len(panels), sharex=True, sharey=True)
+    order: dict[str, int] = {}  # a series keeps its colour and line style in every panel
     for ax, (label, group) in zip(axes, panels):
         flows = sorted(int(f) for f in group["flow"].unique())
         window = _goodput_window(group[column]) if smooth else 1
@@ -274,7 +275,8 @@ def _flow_series(
         for name, members in series:
             one = group[group["flow"].isin(members)].groupby("time_us")[column].sum()
             y = one.rolling(window, min_periods=1).mean() if window > 1 else one
-            ax.plot(one.index, y / 1e9, lw=1, label=name)
+            color, ls = _flow_style(order.setdefault(name, len(order)))
+            ax.plot(one.index, y / 1e9, lw=1, color=color, ls=ls, label=name)
         ax.set_ylabel(ylabel)
         smoothed = ""
         if window > 1:
@@ -333,15 +335,15 @@ def plot_flow_queue(res: SweepResult, labels: FlowLabels = DEFAULT_LABELS) -> Fi
             top = list(table.max().sort_values(ascending=False).index[:MAX_LINES])
         else:
             top = [f for f in table.columns if int(f) in labels.flows]
-        for flow in top:  # a flow keeps its color in every panel
-            color = f"C{int(flow) % 10}"
+        for flow in top:  # a flow keeps its colour and line style in every panel
+            color, ls = _flow_style(int(flow))
             name = labels.series([int(flow)])[0][0]
-            ax.plot(table.index, table[flow] / 1e3, lw=1, color=color, label=name)
+            ax.plot(table.index, table[flow] / 1e3, lw=1, color=color, ls=ls, label=name)
         rest = [f for f in table.columns if f not in top]
-        if rest:
+        if rest:  # black and dotted, a style no flow has
             others = table[rest].sum(axis=1) / 1e3
             name = labels.others or "others"
-            ax.plot(table.index, others, lw=1, ls="--", color="0.5", label=name)
+            ax.plot(table.index, others, lw=1.2, ls=":", color="black", label=name)
         ax.set_ylabel("queued (KB)")
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
@@ -694,6 +696,14 @@ def _figure(
     for ax in axes.flat:
         ax.set_prop_cycle(styles)
     return fig, list(axes.flat)
+
+
+def _flow_style(i: int) -> tuple[str, Any]:
+    """The ``i``-th flow's colour and line style: matplotlib's colours without its grey (C7)
+    and black, which mark summed "others"; styles are solid to dash-dot, never dotted."""
+    colors = [c for k, c in enumerate(_colors()) if k != 7]
+    styles = ["-", "--", "-.", (0, (5, 1)), (0, (3, 1, 1, 1))]
+    return colors[i % len(colors)], styles[(i // len(colors)) % len(styles)]
 
 
 def _colors() -> list[str]:

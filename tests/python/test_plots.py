@@ -396,3 +396,16 @@ def test_fct_figures_say_how_many_flows_a_cut_run_finished(tmp_path: Path) -> No
 
     page = write_report(res, tmp_path / "report.html", kinds=["fct_cdf"]).read_text()
     assert f"{flows['finished']} of {flows['total']} flows finished: FCTs count" in page
+
+
+def test_a_flow_keeps_its_colour_across_panels_and_others_look_like_no_flow(
+    res: SweepResult,
+) -> None:
+    seen: dict[str, tuple] = {}
+    for ax in plots.render(res, "goodput").get_axes():
+        for line in ax.get_lines():
+            style = (line.get_color(), line.get_linestyle())
+            assert seen.setdefault(line.get_label(), style) == style, line.get_label()
+    assert len(seen) > 1
+    flows = {plots._flow_style(i) for i in range(40)}
+    assert ("black", ":") not in flows and all(c != "#7f7f7f" for c, _ in flows)
