@@ -163,3 +163,20 @@ def test_a_directory_in_the_way_of_the_trace_is_named(tmp_path: Path) -> None:
     traced = {**INCAST, "output": {"trace": {"ports": ["all"]}}}
     with pytest.raises(ccsim.ScenarioError, match=r"trace\.pcapng`: Is a directory"):
         ccsim.run(traced, out=tmp_path / "out")
+
+
+def test_stock_wireshark_parses_every_frame_without_the_plugin(tmp_path: Path) -> None:
+    """Without ccsim's Lua dissector, tshark's own RoCEv2 dissector parses every frame: the
+    IPv4 and UDP lengths count what the frame holds, the flow's queue pair is above the
+    management QPs, and the frame ends with the invariant CRC."""
+    ccsim.run(INCAST, overrides=ALL, out=tmp_path / "run")
+    cmd = [debian_tool("tshark", "tshark"), "-r", str(tmp_path / "run" / "trace.pcapng")]
+    cmd += ["-T", "fields", "-e", "_ws.col.Info", "-e", "_ws.expert"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300).stdout
+    lines = out.splitlines()
+    assert len(lines) > 1000
+    # No malformed or invalid frame, and no expert note (the second field) on any.
+    bad = [line for line in lines if "Malformed" in line or "Invalid" in line]
+    bad += [line for line in lines if line.partition("\t")[2].strip()]
+    assert not bad, bad[:5]
+    assert sum("RC Send Middle" in line for line in lines) >= 16 * 1000

@@ -38,8 +38,7 @@ function ccsim.dissector(tvb, pinfo, tree)
             for _, field in ipairs(layout) do
                 t:add(field[1], tvb(off + field[2], field[3]))
             end
-            -- The Info column names what ccsim sent (a capture cut after the headers makes
-            -- Wireshark's InfiniBand dissector call the payload short).
+            -- The Info column names what ccsim sent (the frame holds its headers only).
             local kind = kinds[tvb(off + 5, 1):uint()] or "?"
             local mark = marks[tvb(off + 6, 1):uint()]
             local info = string.format("ccsim %s flow %d seq %s, %d B", kind,

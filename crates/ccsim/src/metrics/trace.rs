@@ -13,9 +13,13 @@
 //!   bit in the enable vector, its quanta 0xffff for PAUSE and 0 for RESUME).
 //!
 //! The frame's original length is the packet's size on the wire, and the capture stops after
-//! the headers. ccsim's ACK and control packets (60 B by default) are smaller than those
-//! headers plus the ccsim header: their frames are as long as what was captured, and the ccsim
-//! header's `wire_bytes` keeps the size the simulator sent. Hosts are 10.0.0.0 + host id,
+//! the headers: the IPv4 and UDP lengths count what the frame holds (the headers, the ccsim
+//! header and the 4-byte invariant CRC that ends a RoCEv2 packet), so that Wireshark's own
+//! InfiniBand dissector parses every frame without ccsim's plugin. The destination QP is
+//! 0x800000 + the flow (QPs 0 and 1 are InfiniBand's management QPs). ccsim's ACK and control
+//! packets (60 B by default) are smaller than those headers plus the ccsim header: their frames
+//! are as long as what was captured, and the ccsim header's `wire_bytes` keeps the size the
+//! simulator sent. Hosts are 10.0.0.0 + host id,
 //! nodes' MACs 02:cc:00:00:nn:nn (node id). The Lua dissector `ccsim.lua` (in the Python
 //! package; `ccsim dissector` prints its path) shows the ccsim header.
 //!
@@ -29,6 +33,12 @@ use crate::net::{Mark, Packet, PktKind};
 
 /// Bytes of the ccsim header after the InfiniBand headers.
 pub const CCSIM_HDR_BYTES: usize = 48;
+
+/// A flow's destination queue pair: this plus the flow id (23 bits).
+const FLOW_QP_BASE: u32 = 0x80_0000;
+
+/// The RoCEv2 invariant CRC that ends the InfiniBand packet.
+const ICRC_BYTES: usize = 4;
 /// RoCEv2's UDP destination port.
 const ROCE_PORT: u16 = 4791;
 
@@ -202,7 +212,6 @@ pub fn frame(pkt: &Packet, hop: &Hop) -> Vec<u8> {
     let aeth = matches!(pkt.kind, PktKind::Ack | PktKind::Nack);
     let ib = 12 + if aeth { 4 } else { 0 };
     let ce = pkt.mark == Mark::Ce;
-    let wire = (pkt.size_bytes as usize).max(14 + 20 + 8 + ib + CCSIM_HDR_BYTES);
     // Ethernet
     f.extend_from_slice(&mac(hop.peer));
     f.extend_from_slice(&mac(hop.node));
@@ -210,7 +219,10 @@ pub fn frame(pkt: &Packet, hop: &Hop) -> Vec<u8> {
     // IPv4
     // An ACK's mark is its echo, which RoCEv2 carries in the BTH's BECN bit, not in IP's ECN.
     let ecn: u8 = if ce && !aeth { 0b11 } else { 0b10 };
-    let ip_len = (wire - 14).min(u16::MAX as usize) as u16;
+    // IPv4 and UDP lengths count what the frame holds (headers, ccsim header, ICRC), so that
+    // Wireshark's own RoCEv2 dissector parses it; the size on the wire is the frame's
+    // original length and the ccsim header's `wire_bytes`.
+    let ip_len = (20 + 8 + ib + CCSIM_HDR_BYTES + ICRC_BYTES) as u16;
     let mut iph = [0u8; 20];
     iph[0] = 0x45;
     iph[1] = (pkt.prio << 5) | ecn; // DSCP: the priority as a class selector
@@ -238,7 +250,9 @@ pub fn frame(pkt: &Packet, hop: &Hop) -> Vec<u8> {
     let psn = (pkt.seq / hop.mtu_payload.max(1) as u64) as u32 & 0x00ff_ffff;
     f.extend_from_slice(&[opcode, 0, 0xff, 0xff]);
     let becn = if ce && aeth { 0x40 } else { 0 };
-    f.extend_from_slice(&((becn << 24) | (pkt.flow & 0x00ff_ffff)).to_be_bytes());
+    // The destination QP names the flow, above InfiniBand's management QPs 0 and 1.
+    let qp = FLOW_QP_BASE | (pkt.flow & 0x007f_ffff);
+    f.extend_from_slice(&((becn << 24) | qp).to_be_bytes());
     f.extend_from_slice(&psn.to_be_bytes());
     if aeth {
         // AETH: syndrome (ACK with no credit count; NAK: PSN sequence error) and MSN
@@ -261,8 +275,27 @@ pub fn frame(pkt: &Packet, hop: &Hop) -> Vec<u8> {
     f.extend_from_slice(&pkt.hdr.a.to_be_bytes());
     f.extend_from_slice(&pkt.hdr.b.to_be_bytes());
     f.extend_from_slice(&pkt.aux.to_be_bytes());
-    debug_assert_eq!(f.len(), 14 + 20 + 8 + ib + CCSIM_HDR_BYTES);
+    let crc = icrc(&f[14..]);
+    f.extend_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(f.len(), 14 + ip_len as usize);
     f
+}
+
+/// RoCEv2's invariant CRC of an IPv4 packet `ip` (from the IP header to the end of the
+/// InfiniBand payload): CRC-32 over 8 bytes of ones (in place of InfiniBand's LRH), then the
+/// packet with the fields a router may change set to ones (IP's DSCP/ECN, TTL and checksum,
+/// UDP's checksum, the BTH's FECN/BECN byte). Sent least significant byte first.
+fn icrc(ip: &[u8]) -> u32 {
+    let mut masked = Vec::with_capacity(8 + ip.len());
+    masked.extend_from_slice(&[0xff; 8]);
+    masked.extend_from_slice(ip);
+    let at = 8;
+    masked[at + 1] = 0xff; // DSCP and ECN
+    masked[at + 8] = 0xff; // TTL
+    masked[at + 10..at + 12].fill(0xff); // IP checksum
+    masked[at + 26..at + 28].fill(0xff); // UDP checksum
+    masked[at + 28 + 4] = 0xff; // BTH: FECN, BECN and reserved bits
+    super::crc32(&masked)
 }
 
 /// The IPv4 header checksum (RFC 791).
@@ -292,13 +325,29 @@ mod tests {
     }
 
     #[test]
+    fn the_invariant_crc_is_rocev2s() {
+        // The reference value is scapy's (scapy.contrib.roce's compute_icrc) for this frame.
+        let mut p = Packet::new(PktKind::Data, 3, 0, 1048, 3);
+        p.seq = 5000;
+        let f = frame(&p, &hop());
+        let n = f.len();
+        assert_eq!(
+            u32::from_le_bytes(f[n - 4..].try_into().unwrap()),
+            icrc(&f[14..n - 4])
+        );
+        assert_eq!(&f[n - 4..], &[0x84, 0xca, 0x45, 0xb1]);
+    }
+
+    #[test]
     fn ip_checksum_of_a_header_with_its_checksum_is_zero() {
         let mut p = Packet::new(PktKind::Data, 3, 0, 1048, 3);
         p.seq = 5000;
         let f = frame(&p, &hop());
         assert_eq!(checksum(&f[14..34]), 0);
         assert_eq!(&f[30..34], &[10, 0, 0, 0]);
-        assert_eq!(u16::from_be_bytes([f[16], f[17]]), 1034); // 1048 - Ethernet
+        // IPv4's length counts what the frame holds: 20 + 8 + BTH 12 + ccsim 48 + ICRC 4.
+        assert_eq!(u16::from_be_bytes([f[16], f[17]]), 92);
+        assert_eq!(f.len(), 14 + 92);
         assert_eq!(&f[36..38], &4791u16.to_be_bytes());
         assert_eq!(u32::from_be_bytes([0, f[51], f[52], f[53]]), 5); // PSN
     }
