@@ -47,6 +47,7 @@ def run(
     out_dir: str | None,
     progress: Callable[[int, int, int, int, int], bool | None] | None,
     progress_every_events: int,
+    on_built: Callable[[list[str]], None] | None = None,
 ) -> RunOutput:
     """Run a scenario (TOML text); relative paths in it resolve against ``base_dir``.
 

@@ -181,15 +181,27 @@ def run(
         from ccsim.progress import ProgressLine
 
         progress = bar = ProgressLine()
+    said: list[str] = []
+
+    def built(notes: list[str]) -> None:  # said before the run: one may be why it is long
+        _warn(notes)
+        said.extend(notes)
+
     try:
         raw = _run_raw(
-            text, base_dir, seed=seed, overrides=overrides, out=out, progress=progress or None
+            text,
+            base_dir,
+            seed=seed,
+            overrides=overrides,
+            out=out,
+            progress=progress or None,
+            on_built=built,
         )
     finally:
         if bar is not None:
             bar.close()
     summary = json.loads(raw["summary"])
-    _warn(summary.get("warnings", []))
+    _warn([w for w in summary.get("warnings", []) if w not in said])  # those the run added
     out_dir = None if out is None else Path(out)
     tables = {t: raw["tables"][t] for t in TABLES}
     return RunResult(summary, raw["config"], out_dir, raw["trace"], **tables)
@@ -219,6 +231,7 @@ def _run_raw(
     overrides: Overrides,
     out: str | os.PathLike[str] | None,
     progress: ProgressFn | None,
+    on_built: Callable[[list[str]], None] | None = None,
 ) -> dict[str, Any]:
     return _core.run(
         text,
@@ -228,6 +241,7 @@ def _run_raw(
         None if out is None else os.fspath(out),
         progress,
         PROGRESS_EVERY_EVENTS,
+        on_built,
     )
 
 

@@ -5,6 +5,7 @@ for every kind of bad input."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import ccsim
@@ -287,5 +288,11 @@ def test_more_threads_than_partitions_are_said_to_be_idle() -> None:
         "threads": 64,
         "flows": [{"src": 0, "dst": 15, "size": "10KB"}],
     }
-    with pytest.warns(ccsim.ScenarioWarning, match="64 asked, but the fabric is cut into 4"):
-        ccsim.run(tree)
+    seen_at_progress: list[int] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ccsim.run(tree, progress=lambda *_: seen_at_progress.append(len(caught)))
+    # Said once, and as the build found it: before the run's first progress report.
+    notes = [str(w.message) for w in caught if "64 asked" in str(w.message)]
+    assert len(notes) == 1 and "cut into 4 partitions" in notes[0]
+    assert seen_at_progress and seen_at_progress[0] >= 1

@@ -64,7 +64,7 @@ fn check_out_dir(dir: &Path) -> PyResult<()> {
 /// Run a scenario; returns {"summary": json, "config": toml, "tables": {name: {col: list}},
 /// "trace": pcapng bytes or None}.
 #[pyfunction]
-#[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new(), out_dir=None, progress=None, progress_every_events=262_144))]
+#[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new(), out_dir=None, progress=None, progress_every_events=262_144, on_built=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -75,6 +75,7 @@ fn run<'py>(
     out_dir: Option<String>,
     progress: Option<Py<PyAny>>,
     progress_every_events: u64,
+    on_built: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = load(scenario, base_dir, seed, &overrides)?;
     if let Some(d) = &out_dir {
@@ -85,6 +86,11 @@ fn run<'py>(
     // for Ctrl-C, which takes the GIL.
     let mut run = py.detach(|| sc.start()).map_err(scen_err)?;
     let build_s = t_build.elapsed().as_secs_f64();
+    // What the build found (e.g. a run too long to finish) is said now, not after the run.
+    let built_warnings: Vec<String> = sc.warnings.iter().chain(&run.warnings()).cloned().collect();
+    if let Some(cb) = &on_built {
+        cb.call1(py, (built_warnings.clone(),))?;
+    }
     let stop = if run.stop_ps() == u64::MAX {
         0
     } else {

@@ -1147,6 +1147,13 @@ impl Run {
             Run::Many(p) => p.flows_total(),
         }
     }
+    /// The warnings the build left (the run adds more as it goes).
+    pub fn warnings(&self) -> Vec<String> {
+        match self {
+            Run::One(s) => s.warnings.clone(),
+            Run::Many(p) => p.shared.part(0).warnings.clone(),
+        }
+    }
     /// The run as one simulation, for its results.
     pub fn into_simulation(self) -> Simulation {
         match self {
