@@ -455,19 +455,6 @@ impl Scenario {
                 "is NaN, which is not a number any setting takes; give a value",
             ));
         }
-        // PFC's own settings on a fabric without PFC mean nothing, even at their defaults.
-        let pfc = root.get("fabric").and_then(|f| f.get("pfc"));
-        if pfc.and_then(|p| p.get("enabled")) == Some(&toml::Value::Boolean(false)) {
-            let table = pfc
-                .and_then(toml::Value::as_table)
-                .expect("a table: it has `enabled`");
-            if let Some(key) = table.keys().find(|k| *k != "enabled") {
-                return Err(ScenarioError::new(
-                    &format!("fabric.pfc.{key}"),
-                    "applies only to a lossless fabric (PFC enabled); remove it or enable PFC",
-                ));
-            }
-        }
         let mut warnings = Vec::new();
         if !root.contains_key("cc") {
             warnings.push(
