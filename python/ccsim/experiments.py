@@ -260,7 +260,7 @@ def check_claim_arguments(claims: Sequence[Claim], params: Sequence[str], src: s
     import inspect
 
     known = {*params, *short_names(params).values()}
-    for i, claim in enumerate(claims):
+    for claim in claims:
         for node in ast.walk(parse_check(claim.check, f"{src}: claim")):
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
                 continue

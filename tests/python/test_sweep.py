@@ -439,3 +439,18 @@ def test_sweep_arguments_of_the_wrong_type_are_named(
     with pytest.raises(ccsim.ScenarioError, match=re.escape(needle)):
         ccsim.sweep(SWEEP_BASE, out=tmp_path / "s", **kwargs)
     assert not (tmp_path / "s").exists()
+
+
+def test_a_sweep_json_of_the_older_form_is_the_same_sweep(tmp_path: Path) -> None:
+    """sweep.json used to hold [set] tables as TOML text; such a directory resumes without
+    --force (its settings are the same)."""
+    link = {"rate": "25Gbps", "delay": "2us"}
+    out = tmp_path / "s"
+    ccsim.sweep(SWEEP_BASE, {"seed": [1]}, overrides={"topology.host_link": link}, out=out)
+    meta = json.loads((out / "sweep.json").read_text())
+    meta["set"] = {k: ccsim.api.inline_toml(v) for k, v in meta["set"].items()}
+    (out / "sweep.json").write_text(json.dumps(meta))
+    ccsim.sweep(SWEEP_BASE, {"seed": [1]}, overrides={"topology.host_link": link}, out=out)
+    other = {"rate": "10Gbps", "delay": "2us"}
+    with pytest.raises(ccsim.ScenarioError, match="set differ"):
+        ccsim.sweep(SWEEP_BASE, {"seed": [1]}, overrides={"topology.host_link": other}, out=out)

@@ -264,6 +264,15 @@ def _refuse_other_sweep(out: Path, meta: dict[str, Any]) -> None:
         print(f"{out / SWEEP_JSON} is unreadable ({e}); writing it again", file=sys.stderr)
         return
     new = json.loads(json.dumps(meta))
+    # `set` and cases are compared as table cells, the form older sweep.json files hold them in.
+    for m in (old, new):
+        if isinstance(m.get("set"), dict):
+            m["set"] = {k: _column_value(v) for k, v in m["set"].items()}
+        if isinstance(m.get("cases"), dict):
+            m["cases"] = {
+                c: {k: _column_value(v) for k, v in o.items()} if isinstance(o, dict) else o
+                for c, o in m["cases"].items()
+            }
     changed = [k for k in ("base", "set", "unset", "grid", "cases") if old.get(k) != new.get(k)]
     if changed:
         raise ScenarioError(
