@@ -38,7 +38,7 @@ def measure(
     partitions, windows per simulated ms, crossings, each thread's idle fraction and the
     critical path (each window's slowest partition, summed: at the speed the partitions ran,
     the least time any thread count could take). ``partitions`` caps the parallel run's cut
-    (the scenario key of that name; None: the fabric's shape decides, at most 16).
+    (the scenario key of that name; None: as many as threads).
 
     Examples
     --------
@@ -49,7 +49,7 @@ def measure(
     runs = []
     t_start = time.perf_counter()
     while len(runs) < max_runs and (not runs or time.perf_counter() - t_start < min_total_s):
-        overrides = [f"threads={threads}"] if threads != 1 else []
+        overrides = [f"threads={threads}"]
         if partitions is not None and threads != 1:
             overrides.append(f"partitions={partitions}")
         raw = _core.run(text, os.getcwd(), None, overrides, None, None, 1 << 30)

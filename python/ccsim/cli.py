@@ -692,8 +692,8 @@ def _parser() -> argparse.ArgumentParser:
         "--threads",
         type=_threads,
         metavar="N",
-        help="threads of this run: N or auto (N >= 2 cuts the fabric into partitions run in "
-        "parallel, with the same results for every N; same as --set threads=N)",
+        help="threads of this run: N or auto, the default (N >= 2 cuts the fabric into "
+        "partitions run in parallel; every N gives the same results; same as --set threads=N)",
     )
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
     force_arg(q)
@@ -871,8 +871,8 @@ def _parser() -> argparse.ArgumentParser:
         "--partitions",
         type=_partitions,
         metavar="N",
-        help="cut each parallel run into at most N partitions (the scenario key `partitions`; "
-        "default: by the fabric's shape, at most 16); fewer suit fewer cores",
+        help="cut each parallel run into N partitions (the scenario key `partitions`; "
+        "default: one per thread, as the fabric's shape allows); speed only, never results",
     )
     q.set_defaults(func=_cmd_bench)
     return p

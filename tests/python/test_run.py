@@ -182,10 +182,11 @@ def test_bench_runs_a_list_of_thread_counts_and_gives_each_ones_speed_up() -> No
 
 
 def test_bench_partitions_caps_the_cut_of_each_parallel_run() -> None:
-    # The incast's star has a partition per host (11); three are asked for.
+    # The incast's star has a unit per host (11): one partition per thread by default, and
+    # three when asked for.
     args = ("bench", "--only", "incast", "--threads", "2", "--json")
     rows = [json.loads(cli(*args).stdout), json.loads(cli(*args, "--partitions", "3").stdout)]
-    assert [r["partitions"] for r in rows] == [11, 3]
+    assert [r["partitions"] for r in rows] == [2, 3]
     assert rows[0]["link_traversals"] > 0 and rows[1]["link_traversals"] > 0
     for bad in ("0", "17", "x"):
         proc = cli("bench", "--only", "incast", "--partitions", bad)

@@ -116,14 +116,33 @@ fn qcn_settles_near_fair_share() {
     // The first round trip at line rate cuts some flows to a fraction of their share; they
     // climb back by byte counter and timer. QCN does not share evenly (Kabbani et al., AF-QCN,
     // 2010): a flow whose feedback keeps coming within its first byte-counter cycle keeps a
-    // high target rate (802.1Qau's TR <- CR only after a cycle) and recovers faster. Measured
-    // over 100-150 ms: Jain 0.916, flows at 7-15 Gb/s. The queue stays at Q_eq (260 KB at 100G).
-    let (util, qmean, _) = converges_fairly("qcn", 150, 100.0, 0.6, 0.9);
-    assert!(util > 0.98, "utilization {util}");
-    assert!(
-        qmean < 1.1 * 260_000.0,
-        "mean queue {qmean} B above Q_eq (260 KB at 100G)"
-    );
+    // high target rate (802.1Qau's TR <- CR only after a cycle) and recovers faster. Which
+    // flows win depends on the sampling draws, so it is checked over three seeds. Measured over
+    // 100-150 ms, seeds 1-3: Jain 0.910, 0.862, 0.910, flows at 0.35-1.76x the fair share
+    // (before per-port random streams, Jain 0.917, 0.869, 0.858 and 0.38-1.86x). No flow
+    // starves or takes twice its share, and the queue stays at Q_eq (260 KB at 100G).
+    for seed in 1..=3 {
+        let toml = common::ten_to_one("qcn", 150, None);
+        let (_, _, r) = common::run_with(&toml, Some(seed), &[]);
+        let rates = flow_rates(&r, 10, 100.0, 150.0);
+        let share = rates.iter().sum::<f64>() / 10.0;
+        let jain = common::jain(&rates);
+        assert!(jain > 0.85, "seed {seed}: Jain index {jain}");
+        for (i, x) in rates.iter().enumerate() {
+            assert!(
+                (share / 3.0..2.0 * share).contains(x),
+                "seed {seed}: flow {i} at {:.2} Gb/s, fair share {:.2} Gb/s",
+                x / 1e9,
+                share / 1e9
+            );
+        }
+        let (util, qmean, _) = bottleneck(&r, 100.0, 150.0);
+        assert!(util > 0.98, "seed {seed}: utilization {util}");
+        assert!(
+            qmean < 1.1 * 260_000.0,
+            "seed {seed}: mean queue {qmean} B above Q_eq (260 KB at 100G)"
+        );
+    }
 }
 
 /// HPCC with `max_stage`: flows 5..9 stop at 20 ms; how many base RTTs until the bottleneck

@@ -177,7 +177,13 @@ fn go_back_n_recovers_from_a_gap_and_delivers_each_byte_once() {
     (fake.seq, fake.ts_ps, fake.payload_bytes) = (150_000, sim.now_ps, 1000);
     let pkt = sim.pkts.alloc(fake);
     let rx_port = sim.hosts[1].port;
-    sim.q.push(sim.now_ps, Event::Arrive { port: rx_port, pkt });
+    let link_seq = 0;
+    let ev = Event::Arrive {
+        port: rx_port,
+        pkt,
+        link_seq,
+    };
+    sim.q.push(sim.now_ps, ev);
     let mut went_back = false;
     while !sim.run_events(1).unwrap() {
         went_back |= sim.flows[0].snd_nxt < sent_before;

@@ -6,7 +6,8 @@
 //!   huge count), a switch charges exactly the bytes it queues, and an empty fabric holds
 //!   nothing;
 //! - no drop under PFC;
-//! - determinism: the same scenario runs twice to identical tables and summary.
+//! - determinism: the same scenario runs twice to identical tables and summary, and the
+//!   parallel engine gives the same bytes on any thread count and partitioning.
 //!
 //! Scenarios draw every topology kind and scheme, lossless and lossy fabrics, tight and loose
 //! PFC and buffer settings, coalesced ACKs, windows, and MTUs from 256 B to 9 KB. A scenario the
@@ -257,9 +258,8 @@ fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
         return Err("two runs of the same scenario differ".into());
     }
     invariants(&sc, sim, summary)?;
-    // The parallel engine: the same bytes on 1 and 3 threads (`common::thread_counts`), and
-    // the same invariants.
-    let mut first: Option<(Result<(), String>, String, _, _)> = None;
+    // The parallel engine: one simulation's bytes on 1 and 3 threads
+    // (`common::thread_counts`), however the scenario cuts the fabric.
     for threads in [1].into_iter().chain(common::thread_counts(&[3])) {
         let mut run = match sc.start_parallel(threads) {
             Ok(run) => run,
@@ -271,24 +271,14 @@ fn check(toml: &str) -> Result<Option<serde_json::Value>, String> {
             }
             Err(e) => return Err(format!("parallel: {e}")),
         };
-        let ran = run.run().map_err(|e| e.to_string());
-        let mut psim = run.into_simulation();
-        let (text, psummary) = output(&sc, &mut psim);
-        match &first {
-            None => first = Some((ran, text, psim, psummary)),
-            Some((ran1, text1, ..)) if *ran1 != ran || *text1 != text => {
-                return Err(format!(
-                    "the parallel engine's runs on 1 and {threads} threads differ"
-                ));
-            }
-            Some(_) => {}
+        run.run()
+            .map_err(|e| format!("parallel run on {threads} threads failed: {e}"))?;
+        let (ptext, _) = output(&sc, &mut run.into_simulation());
+        if ptext != *text {
+            return Err(format!(
+                "the parallel engine on {threads} threads differs from one simulation"
+            ));
         }
-    }
-    let (ran, _, psim, psummary) = first.as_ref().expect("one thread ran");
-    match ran {
-        Ok(()) => invariants(&sc, psim, psummary).map_err(|e| format!("parallel: {e}"))?,
-        Err(e) if e.starts_with("lossless violation") || e.contains("congestion collapse") => {}
-        Err(e) => return Err(format!("parallel run failed: {e}")),
     }
     Ok(Some(summary.clone()))
 }

@@ -19,6 +19,8 @@ from ccsim.sweeps.store import STATUS_FAILED
 
 # A run whose local worker process dies this many times is recorded as failed.
 MAX_WORKER_DEATHS = 2
+# The cores a run may use (the engine's `threads = "auto"`, `scenario::config::CORES_ENV`).
+CORES_ENV = "CCSIM_CORES"
 
 
 def _run_local(jobs: list[Job], workers: int | None, on_result: ResultFn) -> None:
@@ -32,9 +34,11 @@ def _run_local(jobs: list[Job], workers: int | None, on_result: ResultFn) -> Non
     pool: list[subprocess.Popen[bytes]] = []
     selector = selectors.DefaultSelector()
     finished = False
+    count = min(workers or os.cpu_count() or 1, len(jobs))
+    env = _worker_env(count)
     try:
-        for _ in range(min(workers or os.cpu_count() or 1, len(jobs))):
-            pool.append(_start_worker())
+        for _ in range(count):
+            pool.append(_start_worker(env))
         while queue or busy:
             for proc in pool:
                 if queue and proc.pid not in busy:
@@ -52,7 +56,7 @@ def _run_local(jobs: list[Job], workers: int | None, on_result: ResultFn) -> Non
                     continue
                 pool.remove(proc)  # the worker died while running `job`
                 code = proc.wait()
-                pool.append(_start_worker())
+                pool.append(_start_worker(env))
                 rid = job.spec.run_id
                 deaths[rid] = deaths.get(rid, 0) + 1
                 if deaths[rid] < MAX_WORKER_DEATHS:
@@ -76,10 +80,24 @@ def _run_local(jobs: list[Job], workers: int | None, on_result: ResultFn) -> Non
                 proc.stdout.close()
 
 
-def _start_worker() -> subprocess.Popen[bytes]:
+def _worker_env(workers: int) -> dict[str, str]:
+    """The workers' environment: each run's share of the cores (``CCSIM_CORES``, which a run's
+    ``threads = "auto"`` takes and a larger ``threads`` is warned against), so that the workers'
+    threads together do not outnumber the cores. A share the caller set is divided the same
+    way."""
+    try:
+        cores = int(os.environ.get(CORES_ENV, ""))
+    except ValueError:
+        cores = 0
+    if cores < 1:
+        cores = os.cpu_count() or 1
+    return {**os.environ, CORES_ENV: str(max(1, cores // max(1, workers)))}
+
+
+def _start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
     code = "import sys; from ccsim.sweeps import _worker_main; sys.exit(_worker_main())"
     return subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
     )
 
 

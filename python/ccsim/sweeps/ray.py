@@ -26,7 +26,9 @@ def _run_ray(
         if address is None:
             init["num_cpus"] = workers or os.cpu_count() or 1
         ray.init(address=address, **init)
-    remote = ray.remote(num_cpus=1, max_retries=3)(execute)
+    # One core per task: a run's `threads = "auto"` takes its share from CCSIM_CORES.
+    env = {"env_vars": {"CCSIM_CORES": "1"}}
+    remote = ray.remote(num_cpus=1, max_retries=3, runtime_env=env)(execute)
     refs = {remote.remote(j.config, j.base_dir): j for j in jobs}
     lost: list[str] = []
     try:

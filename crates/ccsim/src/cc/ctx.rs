@@ -3,7 +3,7 @@
 
 use super::scheme::CtrlMsg;
 use crate::net::{IntHop, IntStack, Mark, Packet, Port, SchemeHdr};
-use crate::sim::{Event, EventQueue, Rng, TimerEpochs, TimerOwner};
+use crate::sim::{Event, EventQueue, Stream, TimerEpochs, TimerOwner};
 use crate::transport::{Flow, SendCtl};
 
 /// Set timer `kind` of an owner at `at_ps`, replacing any pending one of that kind.
@@ -63,7 +63,7 @@ pub struct FlowCtx<'a, const SENDER: bool> {
     pub(super) f: &'a mut Flow,
     q: &'a mut EventQueue,
     out: &'a mut Vec<CtrlMsg>,
-    rng: &'a mut Rng,
+    rng: &'a mut Stream,
     /// The receiving host (receiver hooks only).
     host: Option<RxHost<'a>>,
 }
@@ -83,7 +83,7 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
         f: &'a mut Flow,
         q: &'a mut EventQueue,
         out: &'a mut Vec<CtrlMsg>,
-        rng: &'a mut Rng,
+        rng: &'a mut Stream,
     ) -> Self {
         FlowCtx {
             now_ps,
@@ -109,7 +109,7 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
     }
     /// The schemes' random stream (seeded by the scenario, apart from the fabric's), for
     /// jitter and tie-breaks.
-    pub fn rng(&mut self) -> &mut Rng {
+    pub fn rng(&mut self) -> &mut Stream {
         self.rng
     }
     fn epochs(&mut self) -> &mut TimerEpochs {
@@ -286,9 +286,10 @@ impl Rx<'_> {
                 .as_ref()
                 .is_some_and(|o| o.held.contains(seq / self.f.mtu_payload_bytes))
     }
-    /// The flow's size (`transport::UNBOUNDED` while a long-lived flow runs).
+    /// The flow's size as the receiver knows it (`transport::UNBOUNDED` for a long-lived
+    /// flow until it hears of the stop, `Flow::rx_size_bytes`).
     pub fn size_bytes(&self) -> u64 {
-        self.f.size_bytes
+        self.f.rx_size_bytes()
     }
     pub fn mtu_payload_bytes(&self) -> u64 {
         self.f.mtu_payload_bytes
@@ -320,7 +321,7 @@ pub struct HostCtx<'a> {
     q: &'a mut EventQueue,
     epochs: &'a mut TimerEpochs,
     inbound: &'a [InboundFlow],
-    rng: &'a mut Rng,
+    rng: &'a mut Stream,
     out: &'a mut Vec<CtrlMsg>,
 }
 
@@ -330,7 +331,7 @@ impl<'a> HostCtx<'a> {
         host: u32,
         q: &'a mut EventQueue,
         h: RxHost<'a>,
-        rng: &'a mut Rng,
+        rng: &'a mut Stream,
         out: &'a mut Vec<CtrlMsg>,
     ) -> HostCtx<'a> {
         HostCtx {
@@ -348,7 +349,7 @@ impl<'a> HostCtx<'a> {
         self.inbound
     }
     /// The schemes' random stream.
-    pub fn rng(&mut self) -> &mut Rng {
+    pub fn rng(&mut self) -> &mut Stream {
         self.rng
     }
     /// Fire `on_host_timer(kind)` at `at_ps`, replacing a pending timer of that kind.
@@ -382,7 +383,7 @@ pub struct Sw<'a> {
     pkt_id: u32,
     ints: &'a mut Vec<IntStack>,
     arena_len: usize,
-    rng: &'a mut Rng,
+    rng: &'a mut Stream,
     q: &'a mut EventQueue,
     epochs: &'a mut TimerEpochs,
     out: &'a mut Vec<CtrlMsg>,
@@ -401,7 +402,7 @@ impl<'a> Sw<'a> {
         queue_bytes: u64,
         pkt: (u32, usize),
         ints: &'a mut Vec<IntStack>,
-        rng: &'a mut Rng,
+        rng: &'a mut Stream,
         q: &'a mut EventQueue,
         epochs: &'a mut TimerEpochs,
         out: &'a mut Vec<CtrlMsg>,
@@ -436,7 +437,7 @@ impl<'a> Sw<'a> {
         self.queue_bytes
     }
     /// The fabric's marking random stream (shared with RED, so runs stay deterministic).
-    pub fn rng(&mut self) -> &mut Rng {
+    pub fn rng(&mut self) -> &mut Stream {
         self.rng
     }
     /// Append an INT record to the packet at hand (`pkt.sub` counts them), if it has room.
@@ -484,7 +485,7 @@ pub(crate) struct TestFlow {
     pub f: Flow,
     pub q: EventQueue,
     pub out: Vec<CtrlMsg>,
-    pub rng: Rng,
+    pub rng: Stream,
 }
 
 #[cfg(test)]
@@ -500,7 +501,7 @@ impl TestFlow {
             f,
             q: EventQueue::default(),
             out: Vec::new(),
-            rng: Rng::new(1, 1),
+            rng: Stream::new(1, 1, 0),
         }
     }
     /// The sender context at `now_ps`.
@@ -537,7 +538,7 @@ pub(crate) fn with_sw(
     red_ce: bool,
     f: impl FnOnce(&mut Sw),
 ) {
-    let (mut ints, mut rng, mut q) = (Vec::new(), Rng::new(1, 1), EventQueue::default());
+    let (mut ints, mut rng, mut q) = (Vec::new(), Stream::new(1, 1, 0), EventQueue::default());
     let (mut epochs, mut out) = ([0; crate::sim::TIMER_KINDS], Vec::new());
     let mut sw = Sw::new(
         now_ps,

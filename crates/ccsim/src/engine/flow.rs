@@ -31,7 +31,7 @@ impl Simulation {
         hook: impl FnOnce(&CcParams, &mut SenderStates, &mut Tx),
     ) {
         let f = &mut self.flows[fid as usize];
-        let rng = &mut self.scheme_rng;
+        let rng = &mut self.streams.senders[fid as usize];
         let mut tx = Tx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out, rng);
         hook(&self.cc, &mut self.senders, &mut tx);
     }
@@ -48,7 +48,7 @@ impl Simulation {
             timers: &mut h.timers,
             inbound: &h.inbound,
         };
-        let rng = &mut self.scheme_rng;
+        let rng = &mut self.streams.receivers[fid as usize];
         let mut rx =
             Rx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out, rng).with_host(host);
         hook(&self.cc, &mut self.receivers, &mut self.host_rx, &mut rx);
@@ -59,7 +59,8 @@ impl Simulation {
     fn update_inbound(&mut self, fid: u32) {
         let f = &mut self.flows[fid as usize];
         let inbound = &mut self.hosts[f.dst as usize].inbound;
-        let done = f.rcv_nxt >= f.size_bytes;
+        let size = f.rx_size_bytes();
+        let done = f.rcv_nxt >= size;
         match (f.rx_slot, done) {
             (u32::MAX, true) => {}
             (u32::MAX, false) => {
@@ -67,13 +68,13 @@ impl Simulation {
                 inbound.push(InboundFlow {
                     flow: fid,
                     src: f.src,
-                    size_bytes: f.size_bytes,
+                    size_bytes: size,
                     received_bytes: f.rcv_nxt,
                 });
             }
             (slot, false) => {
                 let e = &mut inbound[slot as usize];
-                (e.size_bytes, e.received_bytes) = (f.size_bytes, f.rcv_nxt);
+                (e.size_bytes, e.received_bytes) = (size, f.rcv_nxt);
             }
             (slot, true) => {
                 f.rx_slot = u32::MAX;
@@ -147,6 +148,18 @@ impl Simulation {
         }
         if f.snd_una >= f.size_bytes {
             self.finish_flow(fid);
+        }
+    }
+
+    /// The receiver of long-lived flow `fid` hears that it stopped, one propagation delay of
+    /// its path after the stop: from now on it knows the final size (in one simulation and
+    /// in any partitioning alike; the size itself reached a receiver in another partition
+    /// with the window's crossings, `tell_receiver_size`).
+    pub(crate) fn stop_heard(&mut self, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        f.stop_heard = true;
+        if f.rx_slot != u32::MAX {
+            self.update_inbound(fid);
         }
     }
 
@@ -390,7 +403,7 @@ impl Simulation {
             trimmed: p.aux != NO_SACK && p.aux & SACK_TRIMMED != 0,
         };
         let f = &mut self.flows[fid as usize];
-        let rng = &mut self.scheme_rng;
+        let rng = &mut self.streams.senders[fid as usize];
         let mut tx = Tx::new(now, fid, f, &mut self.q, &mut self.ctrl_out, rng);
         self.cc.on_ack(&mut self.senders, &mut tx, &ack);
         self.after_sender_feedback(fid);

@@ -18,7 +18,7 @@ macro_rules! sw_ctx {
             $q,
             ($pkt, $sim.pkts.capacity_used()),
             &mut $sim.ints,
-            &mut $sim.marking_rng,
+            &mut $sim.streams.ports[$pid as usize],
             &mut $sim.q,
             &mut $sim.port_timers[$pid as usize],
             &mut $sim.ctrl_out,
@@ -41,7 +41,7 @@ impl Simulation {
         } else if q > port.kmin_bytes {
             let prob = self.s.ecn_pmax * (q - port.kmin_bytes) as f64
                 / (port.kmax_bytes - port.kmin_bytes) as f64;
-            self.marking_rng.uniform() < prob
+            self.streams.ports[pid as usize].uniform() < prob
         } else {
             false
         };

@@ -24,7 +24,7 @@ use crate::metrics::Metrics;
 use crate::net::config::{DropMode, PfcMode, Scheduler};
 use crate::net::mmu::BufferState;
 use crate::net::{Arena, IntStack, PktKind, Port};
-use crate::sim::{Event, EventQueue, RawEvent, Rng, TimerOwner, TAG_ARRIVE, TAG_TX_DONE};
+use crate::sim::{Event, EventQueue, RawEvent, Stream, TimerOwner, TAG_ARRIVE, TAG_TX_DONE};
 use crate::topo::{Routes, Topology};
 use crate::transport::loss::Recovery;
 use crate::transport::Flow;
@@ -221,6 +221,19 @@ fn open_flows<'a>(flows: impl Iterator<Item = &'a Flow>) -> String {
     open.join("; ")
 }
 
+/// The run's random streams, one per entity that draws, so that a draw depends only on its
+/// entity's own earlier draws: the same in one simulation and in any partitioning of it.
+#[derive(Clone, Debug, Default)]
+pub struct Streams {
+    /// Per port: RED, the trimming coin and the scheme's switch part.
+    pub ports: Vec<Stream>,
+    /// Per flow: its sender's hooks, and its receiver's.
+    pub senders: Vec<Stream>,
+    pub receivers: Vec<Stream>,
+    /// Per host: its host timer hooks.
+    pub hosts: Vec<Stream>,
+}
+
 /// A built, runnable simulation.
 #[derive(Clone)]
 pub struct Simulation {
@@ -249,9 +262,8 @@ pub struct Simulation {
     /// Control packets hooks asked for, sent when the hook returns.
     pub ctrl_out: Vec<CtrlMsg>,
     pub s: Settings,
-    pub marking_rng: Rng,
-    /// The schemes' random stream for sender, receiver and host hooks (`Tx::rng`).
-    pub scheme_rng: Rng,
+    /// Random streams, one per entity (`sim::rng`).
+    pub streams: Streams,
     /// INT records per packet id (empty unless `s.int_enabled`).
     pub ints: Vec<IntStack>,
     /// Bit p set: port p is cut (`Port::cut`), in a parallel run (empty in a single one). Kept
@@ -270,11 +282,51 @@ pub struct Simulation {
     pub warnings: Vec<String>,
     pub deadlock: crate::net::pfc::DeadlockDetector,
     pub watchdog: Watchdog,
+    /// Where the run may end (one simulation's copy of a parallel run's windows).
+    pub windows: Windows,
     /// Per flow: its sender ignores the receiver's control packets (AMRT's unresponsive
     /// senders; `workload.responsive`). Empty when every sender responds.
     pub unresponsive: Vec<bool>,
     /// This simulation is one partition of a parallel run (None: it is the whole run).
     pub part: Option<Box<parallel::Part>>,
+}
+
+/// The windows time runs in, the same in one simulation and in a parallel run
+/// (`engine::parallel`), so that both end a run at the same event. A window starts at the
+/// earliest pending event and lasts `len_ps` (the shortest delay of a link any partitioning
+/// may cut, at most the PFC deadlock detection time), cut short at the next whole-fabric check
+/// and the stop time. A run whose flows have all finished ends at the end of the window in
+/// which the last one did, at the last finish time.
+#[derive(Clone, Debug)]
+pub struct Windows {
+    pub len_ps: u64,
+    /// The end of the current window (one simulation's; a partition's is u64::MAX, as the
+    /// coordinator keeps the windows).
+    pub(crate) end_ps: u64,
+    /// The times of the next progress check and deadlock scan (u64::MAX: none).
+    pub(crate) next_progress_ps: u64,
+    pub(crate) next_deadlock_ps: u64,
+}
+
+impl Windows {
+    pub(crate) fn new(len_ps: u64) -> Windows {
+        Windows {
+            len_ps,
+            end_ps: 0,
+            next_progress_ps: u64::MAX,
+            next_deadlock_ps: u64::MAX,
+        }
+    }
+
+    /// The end of a window that starts at `next_ps`, the earliest pending event, after the
+    /// one that ended at `now_ps`.
+    pub(crate) fn end_from(&self, next_ps: u64, now_ps: u64, stop_ps: u64) -> u64 {
+        next_ps
+            .saturating_add(self.len_ps)
+            .min(self.next_progress_ps.max(now_ps + 1))
+            .min(self.next_deadlock_ps.max(now_ps + 1))
+            .min(stop_ps.saturating_add(1))
+    }
 }
 
 /// The progress watchdog (`host.stall_after`): bytes delivered, and packets switches dropped,
@@ -310,20 +362,23 @@ impl Simulation {
         // the middle prefetch stage runs (on a small fabric it only adds instructions).
         let at_scale = self.routes.worth_prefetching();
         for _ in 0..max_events {
-            // Ends at the stop time, or earlier once every flow has finished (a partition's
-            // end is the coordinator's).
-            if self.flows_open == 0 && !self.flows.is_empty() && self.part.is_none() {
-                return Ok(true);
-            }
             if end_ps != u64::MAX && self.q.peek_time().is_none_or(|t| t >= end_ps) {
                 return Ok(false);
             }
             let Some((t, ev)) = self.q.pop_raw() else {
+                if self.flows_open == 0 && !self.flows.is_empty() {
+                    self.now_ps = self.last_finish_ps();
+                }
                 return match self.stalled() {
                     Some(e) => Err(e),
                     None => Ok(true),
                 };
             };
+            // Ends at the stop time, or at the end of the window in which the last flow
+            // finished (a partition's end is the coordinator's).
+            if t >= self.windows.end_ps && self.window_ends(t, ev) {
+                return Ok(true);
+            }
             if t > self.stop_ps {
                 // The run is over; the popped event lies beyond it and is dropped.
                 self.now_ps = self.stop_ps;
@@ -336,14 +391,14 @@ impl Simulation {
             }
             if at_scale {
                 match self.q.ahead(SCALE_AHEAD) {
-                    Some(Event::Arrive { port, pkt }) => self.prefetch_route(port, pkt),
-                    Some(Event::TxDone { port }) => self.prefetch_queue(port),
+                    Some(e) if e.tag() == TAG_ARRIVE => self.prefetch_route(e.a(), e.b()),
+                    Some(e) if e.tag() == TAG_TX_DONE => self.prefetch_queue(e.a()),
                     _ => {}
                 }
             }
             match self.q.ahead(PREFETCH_AHEAD / 2) {
-                Some(Event::Arrive { port, pkt }) => self.prefetch_egress(port, pkt),
-                Some(Event::TxDone { port }) => self.prefetch_departure(port, at_scale),
+                Some(e) if e.tag() == TAG_ARRIVE => self.prefetch_egress(e.a(), e.b()),
+                Some(e) if e.tag() == TAG_TX_DONE => self.prefetch_departure(e.a(), at_scale),
                 _ => {}
             }
             self.dispatch(ev);
@@ -352,6 +407,32 @@ impl Simulation {
             }
         }
         Ok(false)
+    }
+
+    /// One simulation's window ends before event `ev` at `t`: the run is over if every flow
+    /// has finished (`ev` stays pending), else the next window starts at `t` (a whole-fabric
+    /// check is made between windows, as a parallel run's coordinator makes it).
+    #[cold]
+    #[inline(never)]
+    fn window_ends(&mut self, t: u64, ev: RawEvent) -> bool {
+        if self.flows_open == 0 && !self.flows.is_empty() {
+            self.q.push_raw(t, ev);
+            self.now_ps = self.last_finish_ps();
+            return true;
+        }
+        if !matches!(ev.event(), Event::DeadlockCheck | Event::ProgressCheck) {
+            self.windows.end_ps = self.windows.end_from(t, t, self.stop_ps);
+        }
+        false
+    }
+
+    /// When the last flow finished.
+    pub(crate) fn last_finish_ps(&self) -> u64 {
+        self.flows
+            .iter()
+            .map(|f| f.finish_ps)
+            .max()
+            .unwrap_or(self.now_ps)
     }
 
     /// Run to completion.
@@ -363,13 +444,13 @@ impl Simulation {
     /// Start loading what a coming event touches first: at 1000+ hosts the ports and packets
     /// no longer fit in cache, and each miss would otherwise stall the loop in turn.
     #[inline(always)]
-    fn prefetch(&self, ev: Event) {
-        let port = match ev {
-            Event::Arrive { port, pkt } => {
-                self.pkts.prefetch(pkt);
-                port
+    fn prefetch(&self, ev: RawEvent) {
+        let port = match ev.tag() {
+            TAG_ARRIVE => {
+                self.pkts.prefetch(ev.b());
+                ev.a()
             }
-            Event::TxDone { port } => port,
+            TAG_TX_DONE => ev.a(),
             _ => return,
         };
         let p = &self.ports[port as usize];
@@ -557,6 +638,7 @@ impl Simulation {
             Event::TxDone { .. } | Event::Arrive { .. } => unreachable!("dispatched raw"),
             Event::FlowStart { flow } => self.flow_start(flow),
             Event::FlowStop { flow } => self.flow_stop(flow),
+            Event::StopHeard { flow } => self.stop_heard(flow),
             Event::NicWake { host } => {
                 let h = &mut self.hosts[host as usize];
                 if h.wake_at_ps == self.now_ps {
@@ -581,12 +663,15 @@ impl Simulation {
                 self.sample_rates();
                 self.count_shared_once();
             }
-            // A partition only asks: the scan sees the whole fabric (`parallel`).
-            Event::DeadlockCheck => match &mut self.part {
-                Some(part) => part.deadlock_asked = true,
-                None => self.check_deadlock(),
-            },
-            Event::ProgressCheck => self.check_progress(),
+            // Made between windows, by the coordinator in a parallel run, which counts no event.
+            Event::DeadlockCheck => {
+                self.events -= 1;
+                self.check_deadlock();
+            }
+            Event::ProgressCheck => {
+                self.events -= 1;
+                self.check_progress();
+            }
         }
     }
 
@@ -628,6 +713,7 @@ impl Simulation {
         port.tx_bytes += size;
         self.link_traversals += 1;
         let (arrive_ps, peer) = (now + ser + port.delay_ps, port.peer);
+        let link_seq = port.tx_bytes as u32;
         if port.cut != 0 {
             let to = port.cut as usize - 1;
             let int = self.s.int_enabled.then_some(&self.ints[..]);
@@ -635,11 +721,16 @@ impl Simulation {
                 &mut self.part,
                 &mut self.pkts,
                 int,
-                (arrive_ps, peer, to),
+                (arrive_ps, peer, link_seq, to),
                 pkt,
             );
         } else {
-            self.q.push(arrive_ps, Event::Arrive { port: peer, pkt });
+            let ev = Event::Arrive {
+                port: peer,
+                pkt,
+                link_seq,
+            };
+            self.q.push(arrive_ps, ev);
         }
         let more = port.has_side_queued()
             || port.has_queued()
@@ -719,7 +810,7 @@ impl Simulation {
                     id,
                     &mut self.q,
                     host,
-                    &mut self.scheme_rng,
+                    &mut self.streams.hosts[id as usize],
                     &mut self.ctrl_out,
                 );
                 self.cc.on_host_timer(&mut self.host_rx, &mut hx, kind);
@@ -761,8 +852,14 @@ impl Simulation {
             self.fatal = Some(e);
             return;
         }
-        self.q
-            .push(self.now_ps + self.watchdog.after_ps, Event::ProgressCheck);
+        self.schedule_progress_check(self.now_ps + self.watchdog.after_ps);
+    }
+
+    /// The next progress check at `at_ps` (one simulation's; a parallel run's coordinator
+    /// keeps its own).
+    pub(crate) fn schedule_progress_check(&mut self, at_ps: u64) {
+        self.q.push(at_ps, Event::ProgressCheck);
+        self.windows.next_progress_ps = at_ps;
     }
 
     /// The first few unfinished flows and their transport state.

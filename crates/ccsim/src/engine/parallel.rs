@@ -26,7 +26,7 @@
 //! `threads = 1` (that engine) and `threads >= 2` differ slightly, while any two thread counts
 //! give identical bytes.
 
-use crate::engine::{SimError, Simulation, Watchdog};
+use crate::engine::{SimError, Simulation, Watchdog, Windows};
 use crate::metrics::{Metrics, SyncStats};
 use crate::net::pfc::DeadlockDetector;
 use crate::net::{Arena, IntHop, IntStack, Packet, PktKind, Port, MAX_INT_HOPS};
@@ -48,8 +48,10 @@ const OUTBOX_AHEAD: usize = 12;
 #[derive(Clone, Copy, Debug)]
 struct Crossing {
     arrive_ps: u64,
-    /// The receiving port (the cut link's far end).
+    /// The receiving port (the cut link's far end), and the packet's place on the link
+    /// (`Event::Arrive`).
     port: u32,
+    link_seq: u32,
     pkt: Packet,
 }
 
@@ -97,7 +99,9 @@ pub struct Part {
     /// Crossings sent this window, by receiving partition.
     outbox: Vec<Batch>,
     /// A deadlock scan is due: the coordinator runs it on the whole fabric.
-    pub(crate) deadlock_asked: bool,
+    /// The earliest deadlock scan this partition asked for in the last window (u64::MAX:
+    /// none), which the coordinator makes between windows.
+    pub(crate) deadlock_at_ps: u64,
     /// The time of the next event in the queue after the last window (u64::MAX: none).
     next_ps: u64,
     /// Packets and PFC frames taken in from other partitions.
@@ -112,12 +116,13 @@ pub(crate) fn cross(
     part: &mut Option<Box<Part>>,
     pkts: &mut Arena,
     ints: Option<&[IntStack]>,
-    (arrive_ps, port, to): (u64, u32, usize),
+    (arrive_ps, port, link_seq, to): (u64, u32, u32, usize),
     pkt: u32,
 ) {
     let c = Crossing {
         arrive_ps,
         port,
+        link_seq,
         pkt: pkts[pkt],
     };
     pkts.free(pkt);
@@ -208,6 +213,7 @@ impl Simulation {
                 Event::Arrive {
                     port: c.port,
                     pkt: id,
+                    link_seq: c.link_seq,
                 },
             );
         }
@@ -224,6 +230,34 @@ impl Simulation {
     }
 }
 
+/// The switch layer `partition` deals out: only a link with an end in it can be cut.
+fn top_layer(topo: &Topology) -> Layer {
+    (topo.nodes.iter().map(|nd| nd.layer))
+        .filter(|&l| l != Layer::Host)
+        .max()
+        .unwrap_or(Layer::Tor)
+}
+
+/// The length of the run's windows (`engine::Windows`), from the fabric alone so that every
+/// partitioning shares them: the shortest delay of a link any partitioning may cut (one with
+/// an end in the top layer), at most the PFC deadlock detection time (a scan asked for in a
+/// window then falls after it), at least 1 ps.
+pub fn window_ps(topo: &Topology, ports: &[Port], deadlock_after_ps: u64) -> u64 {
+    let top = top_layer(topo);
+    let in_top = |p: &Port| topo.nodes[p.node as usize].layer == top;
+    let cuttable = (ports.iter())
+        .filter(|p| in_top(p) || in_top(&ports[p.peer as usize]))
+        .map(|p| p.delay_ps)
+        .min()
+        .unwrap_or(u64::MAX);
+    let scan = if deadlock_after_ps > 0 {
+        deadlock_after_ps
+    } else {
+        u64::MAX
+    };
+    cuttable.min(scan).max(1)
+}
+
 /// How a fabric is cut: the partition of every node.
 #[derive(Clone, Debug)]
 pub struct Partitioning {
@@ -235,13 +269,7 @@ pub struct Partitioning {
 /// the module header).
 pub fn partition(topo: &Topology, most: usize) -> Partitioning {
     let n = topo.nodes.len();
-    let top = topo
-        .nodes
-        .iter()
-        .map(|nd| nd.layer)
-        .filter(|&l| l != Layer::Host)
-        .max()
-        .unwrap_or(Layer::Tor);
+    let top = top_layer(topo);
     // Components without the top layer (union-find, smallest node id as the root).
     let mut root: Vec<u32> = (0..n as u32).collect();
     fn find(root: &mut [u32], mut x: u32) -> u32 {
@@ -312,7 +340,7 @@ fn event_owner(sim: &Simulation, port_owner: &[u16], ev: Event) -> Option<u16> {
     Some(match ev {
         Event::TxDone { port } | Event::Arrive { port, .. } => port_owner[port as usize],
         Event::FlowStart { flow } | Event::FlowStop { flow } | Event::Rto { flow, .. } => src(flow),
-        Event::AckTimer { flow } => dst(flow),
+        Event::AckTimer { flow } | Event::StopHeard { flow } => dst(flow),
         Event::NicWake { host: h } => host(h),
         Event::Timer { owner, id, .. } => match owner {
             TimerOwner::Sender => src(id),
@@ -365,11 +393,12 @@ fn make_part(sim: &mut Simulation, index: usize, parts: usize, port_owner: &std:
     sim.flows_open = (0..sim.flows.len())
         .filter(|&f| owns_host(sim, sim.flows[f].src))
         .count();
+    sim.windows.end_ps = u64::MAX;
     sim.part = Some(Box::new(Part {
         index,
         port_owner: port_owner.clone(),
         outbox: vec![Batch::default(); parts],
-        deadlock_asked: false,
+        deadlock_at_ps: u64::MAX,
         next_ps: sim.q.peek_time().unwrap_or(u64::MAX),
         received: 0,
     }));
@@ -429,11 +458,10 @@ struct Shared {
 
 /// The coordinator's state: the whole-fabric checks and where the run is.
 struct Control {
-    lookahead_ps: u64,
+    /// The windows, as one simulation has them; their length is the lookahead.
+    windows: Windows,
     deadlock: DeadlockDetector,
     watchdog: Watchdog,
-    next_progress_ps: u64,
-    next_deadlock_ps: u64,
     stop_ps: u64,
     /// Start of the next window (the end of the last).
     now_ps: u64,
@@ -451,12 +479,9 @@ enum Plan {
 }
 
 impl Parallel {
-    /// A parallel run of `sims`, the scenario built once per partition of `cut`.
-    pub fn new(
-        mut sims: Vec<Simulation>,
-        cut: Partitioning,
-        threads: usize,
-    ) -> Result<Parallel, String> {
+    /// A parallel run of `sims`, the scenario built once per partition of `cut` (which cuts
+    /// no link without delay: the scenario refuses that).
+    pub fn new(mut sims: Vec<Simulation>, cut: Partitioning, threads: usize) -> Parallel {
         let parts = cut.parts;
         assert_eq!(sims.len(), parts, "one simulation per partition");
         let first = &sims[0];
@@ -465,16 +490,6 @@ impl Parallel {
             .iter()
             .map(|p| cut.node_owner[p.node as usize])
             .collect();
-        let lookahead_ps = first
-            .ports
-            .iter()
-            .filter(|p| port_owner[p.peer as usize] != cut.node_owner[p.node as usize])
-            .map(|p| p.delay_ps)
-            .min()
-            .unwrap_or(u64::MAX);
-        if lookahead_ps == 0 {
-            return Err("a link between partitions has no propagation delay, so no partition may run ahead of another; give every link a delay, or run with threads = 1".into());
-        }
         let queue_order = first.metrics.queue_ports.clone();
         let rate_order = (!first.metrics.rate_all_flows).then(|| first.metrics.rate_flows.clone());
         let deadlock = DeadlockDetector {
@@ -482,16 +497,14 @@ impl Parallel {
             ..first.deadlock.clone()
         };
         let watchdog = first.watchdog.clone();
-        let next_progress_ps = if watchdog.after_ps > 0 && !first.flows.is_empty() {
-            watchdog.after_ps
-        } else {
-            u64::MAX
-        };
+        // No cut link is shorter than a window (`window_ps`).
+        let windows = first.windows.clone();
+        let lookahead_ps = windows.len_ps;
         let stop_ps = first.stop_ps;
         for (i, sim) in sims.iter_mut().enumerate() {
             make_part(sim, i, parts, &port_owner);
         }
-        Ok(Parallel {
+        Parallel {
             shared: Arc::new(Shared {
                 parts: sims.into_iter().map(Mutex::new).collect(),
                 port_owner,
@@ -504,11 +517,9 @@ impl Parallel {
             queue_order,
             rate_order,
             ctl: Control {
-                lookahead_ps,
+                windows,
                 deadlock,
                 watchdog,
-                next_progress_ps,
-                next_deadlock_ps: u64::MAX,
                 stop_ps,
                 now_ps: 0,
                 done: false,
@@ -519,7 +530,7 @@ impl Parallel {
                     ..SyncStats::default()
                 },
             },
-        })
+        }
     }
 
     fn partitions(&self) -> usize {
@@ -805,13 +816,14 @@ impl Control {
         let mut next = u64::MAX;
         let mut events = 0;
         let mut flows_open = 0;
-        let mut asked = false;
+        let w = &mut self.windows;
         for sim in sims.iter_mut() {
             events += sim.events;
             flows_open += sim.flows_open;
             let part = sim.part.as_mut().expect("a partition");
             next = next.min(part.next_ps);
-            asked |= std::mem::take(&mut part.deadlock_asked);
+            let asked = std::mem::replace(&mut part.deadlock_at_ps, u64::MAX);
+            w.next_deadlock_ps = w.next_deadlock_ps.min(asked);
         }
         for slot in sh.halves(self.stats.windows).1 {
             let slot = slot.lock().expect("slot");
@@ -832,19 +844,19 @@ impl Control {
             self.done = true;
             return Ok(Plan::Yield);
         }
-        if asked || now >= self.next_deadlock_ps {
+        if now >= self.windows.next_deadlock_ps {
             let view: Vec<&Port> = (0..sims[0].ports.len())
                 .map(|q| &sims[sh.port_owner[q] as usize].ports[q])
                 .collect();
             let next_scan =
                 super::pfc::scan_deadlocks(&view, &sims[0].switch_index, &mut self.deadlock, now);
             let pending = next_scan != u64::MAX && next != u64::MAX;
-            self.next_deadlock_ps = if pending { next_scan } else { u64::MAX };
+            self.windows.next_deadlock_ps = if pending { next_scan } else { u64::MAX };
             for sim in sims.iter_mut() {
                 sim.deadlock.scan_pending = pending;
             }
         }
-        if now >= self.next_progress_ps && flows_open > 0 {
+        if now >= self.windows.next_progress_ps && flows_open > 0 {
             let progress = super::Progress {
                 now_ps: now,
                 delivered_bytes: sims.iter().map(|s| s.metrics.delivered_bytes).sum(),
@@ -863,7 +875,7 @@ impl Control {
             if let Some(e) = self.watchdog.check(&progress, open) {
                 return Err(e);
             }
-            self.next_progress_ps = now + self.watchdog.after_ps;
+            self.windows.next_progress_ps = now + self.watchdog.after_ps;
         }
         if next == u64::MAX {
             self.done = true;
@@ -876,12 +888,9 @@ impl Control {
         if events - start_events >= max_events {
             return Ok(Plan::Yield);
         }
-        let end_ps = next
-            .saturating_add(self.lookahead_ps)
-            .min(self.next_progress_ps.max(now + 1))
-            .min(self.next_deadlock_ps.max(now + 1))
-            .min(self.stop_ps.saturating_add(1));
-        Ok(Plan::Run { end_ps })
+        Ok(Plan::Run {
+            end_ps: self.windows.end_from(next, now, self.stop_ps),
+        })
     }
 }
 
@@ -1013,8 +1022,8 @@ impl Parallel {
     }
 }
 
-/// The partitions' metrics as one run's: PFC frames by (time, port, class), queue and rate
-/// samples by time and then the single run's port and flow order.
+/// The partitions' metrics as one run's: queue and rate samples by time and then the single
+/// run's port and flow order (PFC frames are ordered as a table, `pfc_events_table`).
 fn merge_metrics(
     mut all: Vec<&mut Metrics>,
     queue_order: &[u32],
@@ -1072,7 +1081,6 @@ fn merge_metrics(
             r.push((p.r_time_ps[i], rank, f, p.r_rate_bps[i], p.r_tput_bps[i]));
         }
     }
-    pfc.sort_by_key(|e| (e.time_ps, e.port, e.prio, e.pause));
     m.pfc_events = pfc;
     q.sort_by_key(|a| (a.0, a.1));
     for (t, _, port, bytes, util) in q {

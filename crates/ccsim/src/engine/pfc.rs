@@ -52,8 +52,7 @@ impl Simulation {
                 port.paused_since_ps[prio as usize] = now;
                 if !is_host && self.deadlock.after_ps > 0 && !self.deadlock.scan_pending {
                     self.deadlock.scan_pending = true;
-                    self.q
-                        .push(now + self.deadlock.after_ps, Event::DeadlockCheck);
+                    self.schedule_deadlock_scan(now + self.deadlock.after_ps);
                 }
             }
         } else {
@@ -78,8 +77,21 @@ impl Simulation {
         // With no other event left, nothing can change: no more scans (the run ends, and a
         // deadlock found is in the stall report).
         self.deadlock.scan_pending = next_ps != u64::MAX && !self.q.is_empty();
+        self.windows.next_deadlock_ps = u64::MAX;
         if self.deadlock.scan_pending {
-            self.q.push(next_ps, Event::DeadlockCheck);
+            self.schedule_deadlock_scan(next_ps);
+        }
+    }
+
+    /// A deadlock scan at `at_ps`: an event of one simulation; in a partition, a time the
+    /// coordinator takes in after the window (a scan sees the whole fabric).
+    fn schedule_deadlock_scan(&mut self, at_ps: u64) {
+        match &mut self.part {
+            Some(part) => part.deadlock_at_ps = part.deadlock_at_ps.min(at_ps),
+            None => {
+                self.q.push(at_ps, Event::DeadlockCheck);
+                self.windows.next_deadlock_ps = at_ps;
+            }
         }
     }
 

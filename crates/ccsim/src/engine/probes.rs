@@ -163,6 +163,8 @@ impl Simulation {
             config_toml,
             trace,
             sync: self.metrics.sync.clone(),
+            packets_live_max: (self.metrics.packets_live_max)
+                .unwrap_or(self.pkts.capacity_used() as u64),
         }
     }
 
@@ -230,8 +232,10 @@ impl Simulation {
         )
     }
 
+    /// PFC frames by (time, port, class): one order however many partitions recorded them.
     fn pfc_events_table(&self) -> Table {
-        let ev = &self.metrics.pfc_events;
+        let mut ev = self.metrics.pfc_events.clone();
+        ev.sort_by_key(|e| (e.time_ps, e.port, e.prio, e.pause));
         let strs = |g: &dyn Fn(&PfcEvent) -> String| Column::Str(ev.iter().map(g).collect());
         Table {
             name: "pfc_events",
@@ -461,7 +465,6 @@ impl Simulation {
             "ecn_marked": ps.iter().map(|p| p.ecn_marked).sum::<u64>(),
             "ctrl_sent": ps.iter().map(|p| p.ctrl_sent).sum::<u64>(),
             "switch_max_buffer_bytes": self.switches.iter().map(|s| s.max_used_bytes).max().unwrap_or(0),
-            "packets_live_max": self.metrics.packets_live_max.unwrap_or(self.pkts.capacity_used() as u64),
         });
         if self.s.drop.is_some() {
             summary["loss"] = self.loss_summary();

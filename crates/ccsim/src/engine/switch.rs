@@ -179,7 +179,7 @@ impl Simulation {
         (prio, size, ack): (usize, u64, bool),
     ) -> Option<(u64, usize)> {
         let newest = self.sw_parts.is_empty()
-            && self.marking_rng.uniform() < 0.5
+            && self.streams.ports[out as usize].uniform() < 0.5
             && self.trim_newest(si, out, prio)
             && matches!(self.admit(si, in_port, out, (prio, size, ack)), Admit::Ok);
         if newest {

@@ -164,6 +164,9 @@ pub struct Results {
     pub trace: Option<Vec<u8>>,
     /// A parallel run's synchronization (into `perf` only: it holds wall-clock times).
     pub sync: Option<SyncStats>,
+    /// Packet slots in use at once, at most (into `perf`: a parallel run counts each
+    /// partition's high-water mark).
+    pub packets_live_max: u64,
 }
 
 impl Results {
@@ -181,6 +184,7 @@ impl Results {
             "events_per_s": ev / w,
             "traversals_per_s": tr / w,
             "wall_s_per_sim_ms": if sim_ms > 0.0 { wall_s / sim_ms } else { 0.0 },
+            "packets_live_max": self.packets_live_max,
         });
         if let Some(p) = &self.sync {
             s["perf"]["parallel"] = json!({

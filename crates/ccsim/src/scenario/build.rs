@@ -2,16 +2,18 @@
 //! headroom, ECN thresholds, flows from explicit lists and generators (with their ideal FCT),
 //! probes, and the initial events.
 
-use super::config::{BaseRttBytes, IdealFct, RecoveryMode, Threads, TxTime, AUTO_PARALLEL_HOSTS};
+use super::config::{
+    cores, BaseRttBytes, IdealFct, RecoveryMode, Threads, TxTime, AUTO_PARALLEL_HOSTS, CORES_ENV,
+};
 use super::{Scenario, ScenarioError};
 use crate::cc::BaseRtt;
-use crate::engine::parallel::{partition, Parallel, Run, MAX_PARTITIONS};
-use crate::engine::{DropPolicy, HostState, Settings, Simulation};
+use crate::engine::parallel::{partition, window_ps, Parallel, Partitioning, Run, MAX_PARTITIONS};
+use crate::engine::{DropPolicy, HostState, Settings, Simulation, Streams, Windows};
 use crate::metrics::{Metrics, Results};
 use crate::net::mmu::BufferState;
 use crate::net::{Arena, Port};
 use crate::sim::rng::{mix64, stream};
-use crate::sim::{tx_time_ps, EventQueue, Rng};
+use crate::sim::{tx_time_ps, Event, EventQueue, Rng, Stream};
 use crate::topo::{Layer, Routes, Topology};
 use crate::transport::{Flow, PathBase};
 use crate::workload::{generate, FlowSpec};
@@ -77,6 +79,13 @@ impl Scenario {
         let cc = &self.cc_params;
         let sw_parts = cc.new_switches(&fab.ports);
         let port_timers = vec![Default::default(); sw_parts.len()];
+        let streams = Streams {
+            ports: Stream::each(c.seed, stream::MARKING, fab.ports.len()),
+            senders: Stream::each(c.seed, stream::SENDER, specs.len()),
+            receivers: Stream::each(c.seed, stream::RECEIVER, specs.len()),
+            hosts: Stream::each(c.seed, stream::HOST, hosts.len()),
+        };
+        let windows = Windows::new(window_ps(&topo, &fab.ports, deadlock.after_ps));
         let mut sim = Simulation {
             now_ps: 0,
             q: EventQueue::default(),
@@ -98,8 +107,8 @@ impl Scenario {
             port_timers,
             ctrl_out: Vec::new(),
             s: settings,
-            marking_rng: Rng::new(c.seed, stream::MARKING),
-            scheme_rng: Rng::new(c.seed, stream::SCHEME),
+            streams,
+            windows,
             ints: Vec::new(),
             cut_ports: Vec::new(),
             metrics: Metrics::default(),
@@ -143,8 +152,7 @@ impl Scenario {
             after => after.max(slowest_packet_ps.saturating_mul(4)),
         };
         if sim.watchdog.after_ps > 0 && !sim.flows.is_empty() {
-            sim.q
-                .push(sim.watchdog.after_ps, crate::sim::Event::ProgressCheck);
+            sim.schedule_progress_check(sim.watchdog.after_ps);
         }
         sim.schedule_flows();
         Ok(sim)
@@ -644,6 +652,14 @@ impl Scenario {
                 fl.base_rtt_ps = sim.base_rtt_ps(&path, sim.s.base_rtt_bytes as u64);
                 fl.path = sim.path_base(&path);
             }
+            if fl.long_lived && fl.stop_ps != u64::MAX {
+                let propagation: u64 = (path.ports.iter())
+                    .map(|&p| sim.ports[p as usize].delay_ps)
+                    .sum();
+                let fid = sim.flows.len() as u32;
+                let heard = Event::StopHeard { flow: fid };
+                sim.q.push(fl.stop_ps.saturating_add(propagation), heard);
+            }
             fl.ctl.window_bytes = window;
             fl.ctl.data_prio = match &self.cfg.fabric.priority_by_size {
                 classes if classes.is_empty() => sim.s.data_priority,
@@ -893,19 +909,34 @@ impl Scenario {
     /// Build the run `threads` asks for: the single-threaded engine, or the fabric cut into
     /// partitions run in parallel (`engine::parallel`).
     pub fn start(&self) -> Result<Run, ScenarioError> {
-        let threads = match self.cfg.threads.unwrap_or(Threads::Count(1)) {
-            Threads::Count(1) => return Ok(self.one_thread(self.build()?)),
-            Threads::Count(n) => n as usize,
-            Threads::Auto => {
-                let sim = self.build()?;
-                if sim.topo.hosts.len() < AUTO_PARALLEL_HOSTS {
-                    return Ok(self.one_thread(sim));
+        let mut sim = self.build()?;
+        let threads = match self.cfg.threads.unwrap_or(Threads::Auto) {
+            Threads::Count(n) => {
+                let cores = cores();
+                if n as usize > cores {
+                    sim.warnings.push(format!(
+                        "threads: {n} threads on {cores} cores take turns (a sweep's workers share the machine's cores: {CORES_ENV} is each run's share); ask for at most {cores}"
+                    ));
                 }
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                return self.start_parallel_from(sim, cores);
+                n as usize
             }
+            Threads::Auto if sim.topo.hosts.len() < AUTO_PARALLEL_HOSTS => 1,
+            Threads::Auto => match cores() {
+                1 => 1,
+                n => match self.parallel_refusal(&sim, &self.cut(&sim, n)) {
+                    Some((why, _)) => {
+                        sim.warnings
+                            .push(format!("threads: \"auto\" runs on one thread: {why}"));
+                        1
+                    }
+                    None => n,
+                },
+            },
         };
-        self.start_parallel(threads)
+        if threads == 1 {
+            return Ok(self.one_thread(sim));
+        }
+        self.start_parallel_from(sim, threads)
     }
 
     /// `sim` on the single-threaded engine, which cuts nothing: a `partitions` set is noted.
@@ -924,39 +955,64 @@ impl Scenario {
         self.start_parallel_from(self.build()?, threads)
     }
 
+    /// The fabric cut for a run on `threads` threads: into as many partitions, unless the
+    /// scenario says how many.
+    fn cut(&self, sim: &Simulation, threads: usize) -> Partitioning {
+        partition(
+            &sim.topo,
+            self.cfg.partitions.map_or(threads, |n| n as usize),
+        )
+    }
+
+    /// Why `sim` cannot run cut as `cut` (and the fix to name), if it cannot.
+    fn parallel_refusal(&self, sim: &Simulation, cut: &Partitioning) -> Option<(String, String)> {
+        if self.cfg.output.trace.is_some() {
+            return Some((
+                "a packet trace (output.trace) follows one event queue".into(),
+                "run it with threads = 1".into(),
+            ));
+        }
+        let owner = |port: u32| cut.node_owner[sim.ports[port as usize].node as usize];
+        let instant = (0..sim.ports.len() as u32).any(|p| {
+            owner(p) != owner(sim.ports[p as usize].peer) && sim.ports[p as usize].delay_ps == 0
+        });
+        if instant {
+            return Some((
+                "a link between partitions has no propagation delay, so no partition may run ahead of another".into(),
+                "give every link a delay, or run with threads = 1".into(),
+            ));
+        }
+        // Each partition is a whole copy of the simulation.
+        let one = fabric_bytes(&sim.topo) + sim.flows.len() as u64 * FLOW_BYTES;
+        let parts = cut.parts;
+        let (limit, whose) = self.memory_limit()?;
+        let mb = |b: u64| b as f64 / 1e6;
+        (one.saturating_mul(parts as u64) > limit).then(|| {
+            (
+                format!(
+                    "a parallel run keeps a copy of the fabric and flows per partition: {parts} x {:.1} MB, more than {whose} ({:.1} MB)",
+                    mb(one),
+                    mb(limit)
+                ),
+                "run with threads = 1 or fewer partitions, or raise memory_limit".into(),
+            )
+        })
+    }
+
     fn start_parallel_from(
         &self,
         mut first: Simulation,
         threads: usize,
     ) -> Result<Run, ScenarioError> {
-        if self.cfg.output.trace.is_some() {
-            return Err(ScenarioError::new(
-                "threads",
-                "a packet trace (output.trace) follows one event queue; run it with threads = 1",
-            ));
+        let cut = self.cut(&first, threads);
+        if let Some((why, fix)) = self.parallel_refusal(&first, &cut) {
+            return Err(ScenarioError::new("threads", format!("{why}; {fix}")));
         }
-        let most = self.cfg.partitions.map_or(MAX_PARTITIONS, |n| n as usize);
-        let cut = partition(&first.topo, most);
         let parts = cut.parts;
         if self.cfg.threads == Some(Threads::Count(threads as u32)) && threads > parts {
             first.warnings.push(format!(
                 "threads: {threads} asked, but the fabric is cut into {parts} partitions, so {parts} threads work (partitions, at most {MAX_PARTITIONS}, bound a run's threads)"
             ));
-        }
-        // Each partition is a whole copy of the simulation.
-        let one = fabric_bytes(&first.topo) + first.flows.len() as u64 * FLOW_BYTES;
-        if let Some((limit, whose)) = self.memory_limit() {
-            if one.saturating_mul(parts as u64) > limit {
-                let mb = |b: u64| b as f64 / 1e6;
-                return Err(ScenarioError::new(
-                    "threads",
-                    format!(
-                        "a parallel run keeps a copy of the fabric and flows per partition: {parts} x {:.1} MB, more than {whose} ({:.1} MB); run with threads = 1 or fewer partitions, or raise memory_limit",
-                        mb(one),
-                        mb(limit)
-                    ),
-                ));
-            }
         }
         // The other partitions start as copies of the first: a build is the same for every
         // partition, and a copy costs a fraction of one (no routes, no flow generation).
@@ -974,14 +1030,7 @@ impl Scenario {
         });
         let mut sims = vec![first];
         sims.extend(copies.into_iter().map(|c| c.expect("copied")));
-        let seed = self.cfg.seed;
-        for (i, sim) in sims.iter_mut().enumerate() {
-            sim.marking_rng = Rng::new(seed, stream::of_partition(stream::MARKING, i));
-            sim.scheme_rng = Rng::new(seed, stream::of_partition(stream::SCHEME, i));
-        }
-        let run =
-            Parallel::new(sims, cut, threads).map_err(|e| ScenarioError::new("threads", e))?;
-        Ok(Run::Many(Box::new(run)))
+        Ok(Run::Many(Box::new(Parallel::new(sims, cut, threads))))
     }
 
     /// Collect a finished simulation's results.

@@ -39,15 +39,16 @@ pub struct ScenarioCfg {
     /// (default: this machine's memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<Size>,
-    /// Threads of one run: 1 (the default) is the single-threaded engine; N >= 2 cuts the
-    /// fabric into partitions run in parallel (`engine::parallel`), with results identical for
-    /// every N >= 2 (and slightly different from 1's); "auto" runs a fabric of at least
-    /// `AUTO_PARALLEL_HOSTS` hosts in parallel on every core, a smaller one on one thread.
+    /// Threads of one run, a pure speed setting: every count gives the same results byte for
+    /// byte. 1 is the single-threaded engine; N >= 2 cuts the fabric into partitions run in
+    /// parallel (`engine::parallel`); "auto" (the default) runs a fabric of at least
+    /// `AUTO_PARALLEL_HOSTS` hosts in parallel on the run's cores (`cores`), a smaller one on
+    /// one thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<Threads>,
-    /// The most partitions a parallel run cuts the fabric into (1 to 16; unset: 16). Results
-    /// depend on the cut, never on `threads`: fewer partitions suit fewer cores (fewer packets
-    /// cross between them), more let more threads work.
+    /// The most partitions a parallel run cuts the fabric into (1 to 16; unset: as many as
+    /// threads). Like `threads`, it changes the speed, never the results: fewer partitions
+    /// than threads leave threads idle, more make fewer cores take turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partitions: Option<u32>,
     pub topology: TopologyCfg,
@@ -78,6 +79,19 @@ pub enum Threads {
 /// work to pay for the synchronization). Measured on 2 threads, WebSearch at 30%: a k = 8
 /// fat-tree (128 hosts) runs 1.8x faster, a k = 6 one (54 hosts) 2.5x slower.
 pub const AUTO_PARALLEL_HOSTS: usize = 128;
+
+/// The environment variable that gives a run its share of the machine's cores (a sweep's
+/// workers share them: the local pool sets it to cores / workers, Ray to 1 per task).
+pub const CORES_ENV: &str = "CCSIM_CORES";
+
+/// The cores a run may use: `CCSIM_CORES` if set to a count >= 1, else the machine's.
+pub fn cores() -> usize {
+    std::env::var(CORES_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 impl Serialize for Threads {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -14,7 +14,7 @@ pub mod units;
 pub use queue::{
     Event, EventQueue, RawEvent, TimerEpochs, TimerOwner, TAG_ARRIVE, TAG_TX_DONE, TIMER_KINDS,
 };
-pub use rng::Rng;
+pub use rng::{Rng, Stream};
 pub use units::*;
 
 /// Ask the CPU to start loading the cache line at `p` (a hint: no effect on results; any

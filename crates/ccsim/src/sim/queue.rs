@@ -1,6 +1,8 @@
-//! The event queue, ordered by (time, insertion sequence), so equal-time events run in the
-//! order they were scheduled and every run is deterministic.
-//! Events are small `Copy` values; timers are cancelled by epoch (a stale event is ignored).
+//! The event queue, ordered by (time, canonical key): events at one instant run in an order
+//! taken from the events themselves (`tie_key`), never from when or where they were
+//! scheduled, so one simulation and any partitioning of it run the same events in the same
+//! order. Events are small `Copy` values; timers are cancelled by epoch (a stale event is
+//! ignored).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -10,12 +12,16 @@ use std::collections::BinaryHeap;
 pub enum Event {
     /// The port finished serializing its current packet and may start the next one.
     TxDone { port: u32 },
-    /// A packet has been fully received at `port` (store-and-forward).
-    Arrive { port: u32, pkt: u32 },
+    /// A packet has been fully received at `port` (store-and-forward). `link_seq` is the
+    /// sending port's bytes sent, this packet included, mod 2^32: it orders two arrivals of one
+    /// link at one instant (a packet slot `pkt` depends on the partitioning and cannot).
+    Arrive { port: u32, pkt: u32, link_seq: u32 },
     /// A flow becomes active at its sender.
     FlowStart { flow: u32 },
     /// A long-lived flow stops offering new data.
     FlowStop { flow: u32 },
+    /// The receiver of a stopped long-lived flow hears of it (`Flow::rx_size_bytes`).
+    StopHeard { flow: u32 },
     /// A host NIC re-checks flows whose pacing time has come.
     NicWake { host: u32 },
     /// A scheme's timer `kind` of `owner` number `id`; ignored unless `epoch` is still the
@@ -86,6 +92,10 @@ impl RawEvent {
     pub fn b(self) -> u32 {
         self.0[1] as u32
     }
+    /// The event's place among events of its instant (`tie_key`).
+    pub fn tie_key(self) -> (u64, u64) {
+        tie_key(self.0)
+    }
     #[inline(always)]
     pub fn event(self) -> Event {
         Event::unpack(self.0)
@@ -94,14 +104,23 @@ impl RawEvent {
 
 impl Event {
     /// The event in two words: the variant (and a timer's owner and kind) in the low bits of
-    /// the first, its first id in the high half, its second id in the second word. Built in
+    /// the first, its first id in the high half, its second id in the low half of the second
+    /// word (an arrival's `link_seq` in the high half). Built in
     /// registers, so a push stores two words; an enum built on the stack and copied whole
     /// would wait for its own narrow stores to leave the store buffer.
     #[inline(always)]
     fn pack(self) -> [u64; 2] {
         let (tag, a, b) = match self {
             Event::TxDone { port } => (TAG_TX_DONE as u64, port, 0),
-            Event::Arrive { port, pkt } => (TAG_ARRIVE as u64, port, pkt),
+            Event::Arrive {
+                port,
+                pkt,
+                link_seq,
+            } => (
+                TAG_ARRIVE as u64,
+                port,
+                pkt as u64 | (link_seq as u64) << 32,
+            ),
             Event::FlowStart { flow } => (2, flow, 0),
             Event::FlowStop { flow } => (3, flow, 0),
             Event::NicWake { host } => (4, host, 0),
@@ -110,15 +129,20 @@ impl Event {
                 kind,
                 id,
                 epoch,
-            } => (5 | (owner as u64) << 8 | (kind as u64) << 16, id, epoch),
-            Event::Rto { flow, epoch } => (6, flow, epoch),
+            } => (
+                5 | (owner as u64) << 8 | (kind as u64) << 16,
+                id,
+                epoch as u64,
+            ),
+            Event::Rto { flow, epoch } => (6, flow, epoch as u64),
             Event::AckTimer { flow } => (7, flow, 0),
             Event::DeadlockCheck => (8, 0, 0),
             Event::ProgressCheck => (9, 0, 0),
             Event::SampleQueues => (10, 0, 0),
             Event::SampleRates => (11, 0, 0),
+            Event::StopHeard { flow } => (12, flow, 0),
         };
-        [tag | (a as u64) << 32, b as u64]
+        [tag | (a as u64) << 32, b]
     }
 
     /// The event `pack` made `w` from.
@@ -127,7 +151,11 @@ impl Event {
         let (a, b) = ((w[0] >> 32) as u32, w[1] as u32);
         match w[0] as u8 {
             TAG_TX_DONE => Event::TxDone { port: a },
-            TAG_ARRIVE => Event::Arrive { port: a, pkt: b },
+            TAG_ARRIVE => Event::Arrive {
+                port: a,
+                pkt: b,
+                link_seq: (w[1] >> 32) as u32,
+            },
             2 => Event::FlowStart { flow: a },
             3 => Event::FlowStop { flow: a },
             4 => Event::NicWake { host: a },
@@ -142,13 +170,42 @@ impl Event {
             8 => Event::DeadlockCheck,
             9 => Event::ProgressCheck,
             10 => Event::SampleQueues,
-            _ => Event::SampleRates,
+            11 => Event::SampleRates,
+            _ => Event::StopHeard { flow: a },
         }
     }
 }
 
-/// A pending event in the wheel. It holds no insertion sequence: a bucket's entries are kept
-/// in the order they were scheduled and sorted stably by time (`EventQueue::advance`).
+/// Where each tag's events run among the events of one instant: the whole-fabric checks
+/// first (a parallel run makes them between windows, before the instant's events), then the
+/// samples, then arrivals, departures, flow starts and stops, NIC wake-ups, timers, and
+/// receivers hearing of stops.
+const TIE_RANK: [u8; 13] = [5, 4, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 12];
+
+/// The canonical order of events at one instant: the tag's rank, then the entity (port, flow,
+/// host, timer owner), the timer's owner and kind, then the second field (an epoch; for an
+/// arrival its place on the link, `link_seq`). Two events with equal keys are equal events,
+/// so which runs first cannot matter.
+#[inline]
+fn tie_key(ev: [u64; 2]) -> (u64, u64) {
+    let tag = ev[0] as u8;
+    let rank = TIE_RANK[tag as usize] as u64;
+    let second = if tag == TAG_ARRIVE {
+        ev[1] >> 32
+    } else {
+        ev[1]
+    };
+    (rank << 56 | ev[0] >> 8, second)
+}
+
+/// True when entry `a` runs before entry `b`.
+#[inline(always)]
+fn runs_before(a: &Entry, b: &Entry) -> bool {
+    a.time_ps < b.time_ps || (a.time_ps == b.time_ps && tie_key(a.ev) < tie_key(b.ev))
+}
+
+/// A pending event in the wheel. Its order is its time and then its own content
+/// (`tie_key`), so no insertion sequence is kept.
 #[derive(Clone, Copy)]
 struct Entry {
     time_ps: u64,
@@ -161,17 +218,13 @@ const SPARE: Entry = Entry {
     ev: [0; 2],
 };
 
-/// A pending event beyond the wheel's horizon, ordered by (time, sequence).
+/// A pending event beyond the wheel's horizon, ordered by (time, tie key).
 #[derive(Clone, Copy)]
-struct FarEntry {
-    time_ps: u64,
-    seq: u64,
-    ev: [u64; 2],
-}
+struct FarEntry(Entry);
 
 impl PartialEq for FarEntry {
     fn eq(&self, o: &Self) -> bool {
-        self.time_ps == o.time_ps && self.seq == o.seq
+        self.cmp(o) == Ordering::Equal
     }
 }
 impl Eq for FarEntry {}
@@ -181,9 +234,9 @@ impl PartialOrd for FarEntry {
     }
 }
 impl Ord for FarEntry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
+    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.time_ps, o.seq).cmp(&(self.time_ps, self.seq))
+        (o.0.time_ps.cmp(&self.0.time_ps)).then_with(|| tie_key(o.0.ev).cmp(&tie_key(self.0.ev)))
     }
 }
 
@@ -283,16 +336,22 @@ impl Bucket {
         Some(self.entries[self.len])
     }
 
+    /// The entry `pop` returns next, if any.
+    #[inline(always)]
+    fn last(&self) -> Option<&Entry> {
+        self.len.checked_sub(1).map(|i| &self.entries[i])
+    }
+
     /// The time of the entry `pop` returns next, if any.
     #[inline(always)]
     fn last_time_ps(&self) -> Option<u64> {
-        self.len.checked_sub(1).map(|i| self.entries[i].time_ps)
+        self.last().map(|e| e.time_ps)
     }
 
-    /// Insert into entries sorted by descending time: after (below) every entry of a later
-    /// time, before the entries of its own time, which were scheduled earlier and run first.
+    /// Insert into entries sorted in descending run order: below every entry that runs after
+    /// it.
     fn insert_sorted(&mut self, e: Entry, spares: &mut Spares) {
-        let at = self.events().partition_point(|x| x.time_ps > e.time_ps);
+        let at = self.events().partition_point(|x| runs_before(&e, x));
         self.push(e, spares);
         self.entries[at..self.len].rotate_right(1);
     }
@@ -324,25 +383,19 @@ const RADIX_MIN_EVENTS: usize = 32;
 /// Deterministic pending-event set: a timing wheel of 8 ns buckets over a 16.8 us horizon
 /// (where almost every packet event lands), the bucket being executed kept sorted (sorted once
 /// when reached), a bitmap of occupied buckets to skip empty ones, and an overflow heap for
-/// far-future timers. Pop order is exactly (time, insertion sequence), the same as one global
-/// heap, at a fraction of the cost when 10k+ events are pending.
-///
-/// Why a bucket needs no sequence numbers: its events arrive in the order they are scheduled.
-/// Those from the overflow heap were scheduled before any of the wheel's (an event goes to
-/// the overflow only while its bucket is beyond the horizon, and the horizon only moves on),
-/// and those scheduled into the bucket being executed come after both. So the insertion order
-/// is the bucket's position order, and a stable sort by time gives (time, sequence).
+/// far-future timers. Pop order is exactly (time, `tie_key`), the same as one global heap's,
+/// at a fraction of the cost when 10k+ events are pending. A bucket is sorted by time, and
+/// only runs of equal times (rare but for synchronized starts and identical links) by key.
 ///
 /// Events scheduled into the bucket being executed (a short packet's transmission ending
-/// within 8 ns) are kept apart in `soon`, all of them newer than the bucket's: inserting them
-/// among a large fabric's thousand events of the bucket would move half of them each time.
+/// within 8 ns) are kept apart in `soon`: inserting them among a large fabric's thousand
+/// events of the bucket would move half of them each time.
 #[derive(Clone)]
 pub struct EventQueue {
     /// Events of the current bucket [cur_bucket << SHIFT, (cur_bucket + 1) << SHIFT), sorted
-    /// by descending (time, insertion order) so the next event is the last one.
+    /// by descending (time, tie key) so the next event is the last one.
     current: Bucket,
-    /// Events scheduled into the current bucket while it runs, sorted the same way; on equal
-    /// times `current`'s run first.
+    /// Events scheduled into the current bucket while it runs, sorted the same way.
     soon: Bucket,
     cur_bucket: u64,
     buckets: Vec<Bucket>,
@@ -350,8 +403,6 @@ pub struct EventQueue {
     occupied: [u64; OCCUPIED_WORDS],
     in_wheel: usize,
     overflow: BinaryHeap<FarEntry>,
-    /// Insertion sequence of the overflow's events.
-    far_seq: u64,
     /// Drained bucket buffers.
     spares: Spares,
     /// Scratch for sorting a bucket (kept to reuse the allocations).
@@ -370,7 +421,6 @@ impl Default for EventQueue {
             occupied: [0; OCCUPIED_WORDS],
             in_wheel: 0,
             overflow: BinaryHeap::new(),
-            far_seq: 0,
             spares: Spares::default(),
             keys: Vec::new(),
             radix: Vec::new(),
@@ -400,15 +450,18 @@ impl EventQueue {
         }
     }
 
+    /// `push` of an event as stored (`pop_raw`).
+    pub fn push_raw(&mut self, time_ps: u64, ev: RawEvent) {
+        self.push(time_ps, ev.event());
+    }
+
     /// An event for the bucket being executed (kept sorted) or beyond the wheel's horizon.
     #[inline(never)]
     fn push_near_or_far(&mut self, time_ps: u64, ev: [u64; 2]) {
         if time_ps >> BUCKET_SHIFT <= self.cur_bucket {
             (self.soon).insert_sorted(Entry { time_ps, ev }, &mut self.spares);
         } else {
-            self.far_seq += 1;
-            let seq = self.far_seq;
-            self.overflow.push(FarEntry { time_ps, seq, ev });
+            self.overflow.push(FarEntry(Entry { time_ps, ev }));
         }
     }
 
@@ -438,7 +491,7 @@ impl EventQueue {
     fn advance(&mut self) -> bool {
         let wheel = self.next_occupied();
         let far =
-            (self.overflow.peek()).map(|e| (e.time_ps >> BUCKET_SHIFT).max(self.cur_bucket + 1));
+            (self.overflow.peek()).map(|e| (e.0.time_ps >> BUCKET_SHIFT).max(self.cur_bucket + 1));
         self.cur_bucket = match (wheel, far) {
             (None, None) => return false,
             (Some(w), Some(f)) => w.min(f),
@@ -452,7 +505,7 @@ impl EventQueue {
             self.in_wheel -= self.current.len;
         }
         let end = (self.cur_bucket + 1) << BUCKET_SHIFT;
-        if self.overflow.peek().is_some_and(|e| e.time_ps < end) {
+        if self.overflow.peek().is_some_and(|e| e.0.time_ps < end) {
             self.prepend_overflow(end);
         }
         debug_assert!(!self.current.is_empty());
@@ -462,35 +515,31 @@ impl EventQueue {
         true
     }
 
-    /// Put the overflow's events before `end` ahead of the current bucket's, in their order:
-    /// they were scheduled first.
+    /// Add the overflow's events before `end` to the current bucket (which is sorted next).
     #[cold]
     fn prepend_overflow(&mut self, end: u64) {
         self.sorted.clear();
-        while self.overflow.peek().is_some_and(|e| e.time_ps < end) {
+        while self.overflow.peek().is_some_and(|e| e.0.time_ps < end) {
             let e = self.overflow.pop().expect("peeked");
-            let (time_ps, ev) = (e.time_ps, e.ev);
-            self.sorted.push(Entry { time_ps, ev });
+            self.sorted.push(e.0);
         }
         self.sorted.extend_from_slice(self.current.events());
         self.current.len = self.sorted.len();
         std::mem::swap(&mut self.current.entries, &mut self.sorted);
     }
 
-    /// Sort the current bucket, whose entries are in insertion order, stably by time into
-    /// descending order (the next event last). Small buckets by insertion in place; larger
-    /// ones sort integer keys (time within the bucket, position) and gather the entries,
-    /// cheaper than comparing and moving whole entries.
+    /// Sort the current bucket into descending run order (the next event last). Small
+    /// buckets by insertion in place; larger ones sort integer keys (time within the bucket,
+    /// position) and gather the entries, cheaper than comparing and moving whole entries,
+    /// each run of equal times sorted by tie key.
     fn sort_current(&mut self) {
         let n = self.current.len;
         if n < KEY_SORT_MIN_EVENTS {
             let v = &mut self.current.entries[..n];
-            // Reversed, equal times are latest-inserted first; the insertion keeps them so.
-            v.reverse();
             for i in 1..n {
                 let e = v[i];
                 let mut j = i;
-                while j > 0 && v[j - 1].time_ps < e.time_ps {
+                while j > 0 && runs_before(&v[j - 1], &e) {
                     v[j] = v[j - 1];
                     j -= 1;
                 }
@@ -528,6 +577,19 @@ impl EventQueue {
                 std::mem::swap(&mut self.keys, &mut self.radix);
             }
         }
+        // Each run of equal times (keys equal above the position bits) by tie key.
+        let mut i = 1;
+        while i < n {
+            if (self.keys[i] ^ self.keys[i - 1]) >> 32 != 0 {
+                i += 1;
+                continue;
+            }
+            let from = i - 1;
+            while i < n && (self.keys[i] ^ self.keys[from]) >> 32 == 0 {
+                i += 1;
+            }
+            self.keys[from..i].sort_unstable_by_key(|&k| tie_key(entries[k as u32 as usize].ev));
+        }
         // Written over, not cleared and extended: a buffer keeps its slots as it goes between
         // buckets, the sort and the spares, so it grows only where a bucket outgrows it.
         if n > SMALL_SLOTS && self.sorted.len() <= SMALL_SLOTS {
@@ -558,7 +620,14 @@ impl EventQueue {
                 }
                 self.current.pop()
             }
-            Some(t) if self.current.last_time_ps().is_some_and(|c| c <= t) => self.current.pop(),
+            Some(t)
+                if self.current.last().is_some_and(|c| {
+                    c.time_ps < t
+                        || (c.time_ps == t && !runs_before(self.soon.last().expect("some"), c))
+                }) =>
+            {
+                self.current.pop()
+            }
             Some(_) => self.soon.pop(),
         };
         e.map(|e| (e.time_ps, RawEvent(e.ev)))
@@ -580,9 +649,9 @@ impl EventQueue {
     /// The event `n` places after the next one, when it is already in the bucket being
     /// executed (not counting `soon`'s few): the run loop prefetches the state it will touch.
     #[inline(always)]
-    pub fn ahead(&self, n: usize) -> Option<Event> {
+    pub fn ahead(&self, n: usize) -> Option<RawEvent> {
         let ev = self.current.events();
-        (ev.len() > n).then(|| Event::unpack(ev[ev.len() - 1 - n].ev))
+        (ev.len() > n).then(|| RawEvent(ev[ev.len() - 1 - n].ev))
     }
 
     /// Number of pending events.
@@ -600,39 +669,107 @@ impl EventQueue {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ties_run_in_insertion_order() {
-        let mut q = EventQueue::default();
-        q.push(10, Event::NicWake { host: 1 });
-        q.push(5, Event::NicWake { host: 0 });
-        q.push(10, Event::NicWake { host: 2 });
-        q.push(10, Event::NicWake { host: 3 });
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        let hosts: Vec<u32> = order
-            .iter()
-            .map(|(_, e)| match e {
-                Event::NicWake { host } => *host,
-                _ => unreachable!(),
-            })
-            .collect();
-        assert_eq!(hosts, vec![0, 1, 2, 3]);
+    /// Events at one instant, each kind once, in the order `tie_key` gives them.
+    fn one_of_each_in_tie_order() -> Vec<Event> {
+        let timer = |owner, kind, id, epoch| Event::Timer {
+            owner,
+            kind,
+            id,
+            epoch,
+        };
+        vec![
+            Event::DeadlockCheck,
+            Event::ProgressCheck,
+            Event::SampleQueues,
+            Event::SampleRates,
+            Event::Arrive {
+                port: 0,
+                pkt: 9,
+                link_seq: 5,
+            },
+            Event::Arrive {
+                port: 0,
+                pkt: 3,
+                link_seq: 6,
+            },
+            Event::Arrive {
+                port: 2,
+                pkt: 1,
+                link_seq: 0,
+            },
+            Event::TxDone { port: 1 },
+            Event::TxDone { port: 4 },
+            Event::FlowStart { flow: 3 },
+            Event::FlowStop { flow: 3 },
+            Event::NicWake { host: 0 },
+            timer(TimerOwner::Sender, 0, 1, 7),
+            timer(TimerOwner::Receiver, 0, 1, 2),
+            timer(TimerOwner::Sender, 2, 1, 1),
+            timer(TimerOwner::Port, 0, 2, 1),
+            Event::Rto { flow: 0, epoch: 1 },
+            Event::AckTimer { flow: 0 },
+            Event::StopHeard { flow: 0 },
+        ]
     }
 
     #[test]
-    fn equal_times_run_in_insertion_order_across_overflow_wheel_and_current_bucket() {
+    fn ties_run_in_the_canonical_order_whatever_the_insertion_order() {
+        // The order of one instant's events is theirs alone (`tie_key`): any insertion order,
+        // into the wheel, the overflow or the bucket being executed, gives the same pops. An
+        // arrival is placed by its place on the link, never by its packet slot.
+        let want = one_of_each_in_tie_order();
+        let mut rng = crate::sim::Rng::new(5, 0);
+        for t in [70_000, 200_000_000] {
+            for _ in 0..50 {
+                let mut evs = want.clone();
+                for i in (1..evs.len()).rev() {
+                    evs.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                let mut q = EventQueue::default();
+                q.push(t - 1, Event::NicWake { host: 99 });
+                let (half, rest) = evs.split_at(evs.len() / 2);
+                for &e in half {
+                    q.push(t, e);
+                }
+                assert_eq!(q.pop().map(|p| p.0), Some(t - 1));
+                for &e in rest {
+                    q.push(t, e);
+                }
+                let got: Vec<Event> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+                assert_eq!(got, want);
+            }
+        }
+    }
+
+    #[test]
+    fn an_event_at_the_current_instant_with_a_smaller_key_runs_next() {
+        let mut q = EventQueue::default();
+        for port in [5, 6] {
+            q.push(100, Event::TxDone { port });
+        }
+        assert_eq!(q.pop(), Some((100, Event::TxDone { port: 5 })));
+        q.push(100, Event::TxDone { port: 1 });
+        q.push(100, Event::TxDone { port: 9 });
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        let ports = [1, 6, 9].map(|port| Event::TxDone { port });
+        assert_eq!(rest, ports);
+    }
+
+    #[test]
+    fn equal_times_run_in_key_order_across_overflow_wheel_and_current_bucket() {
         let host = |e: Option<(u64, Event)>| match e {
             Some((_, Event::NicWake { host })) => host,
             other => panic!("{other:?}"),
         };
         let mut q = EventQueue::default();
         let t = (12_207 << BUCKET_SHIFT) + 4_000; // ~100 ms: beyond the horizon
-        q.push(t, Event::NicWake { host: 0 });
+        q.push(t, Event::NicWake { host: 2 });
         q.push(t - 100, Event::NicWake { host: 50 });
         q.push(t - 5_000_000, Event::NicWake { host: 99 });
         assert_eq!(host(q.pop()), 99);
-        q.push(t, Event::NicWake { host: 1 }); // now within the horizon: the wheel
+        q.push(t, Event::NicWake { host: 0 }); // now within the horizon: the wheel
         assert_eq!(host(q.pop()), 50); // t's bucket: overflow and wheel entries merged
-        q.push(t, Event::NicWake { host: 2 }); // into the bucket being executed
+        q.push(t, Event::NicWake { host: 1 }); // into the bucket being executed
         let rest: Vec<u32> = (0..3).map(|_| host(q.pop())).collect();
         assert_eq!(rest, vec![0, 1, 2]);
         assert!(q.pop().is_none());
@@ -640,14 +777,14 @@ mod tests {
 
     #[test]
     fn matches_a_reference_heap_on_random_schedules() {
-        // Model check against BinaryHeap<(time, seq)>: random pushes near and far (beyond the
-        // wheel horizon), interleaved with pops; the pop sequences must be identical.
+        // Model check against BinaryHeap<(time, host)>, `tie_key`'s order for NIC wake-ups:
+        // random pushes near and far (beyond the wheel horizon), interleaved with pops; the pop
+        // sequences must be identical.
         let mut rng = crate::sim::Rng::new(42, 0);
         for round in 0..20 {
             let mut q = EventQueue::default();
             let mut model = BinaryHeap::new();
             let mut now = 0u64;
-            let mut seq = 0u32;
             for _ in 0..5000 {
                 if rng.below(3) > 0 {
                     let far = rng.below(10) == 0;
@@ -656,9 +793,9 @@ mod tests {
                     } else {
                         rng.below(40_000)
                     };
-                    seq += 1;
-                    q.push(now + dt, Event::NicWake { host: seq });
-                    model.push(std::cmp::Reverse((now + dt, seq)));
+                    let host = rng.below(1 << 20) as u32;
+                    q.push(now + dt, Event::NicWake { host });
+                    model.push(std::cmp::Reverse((now + dt, host)));
                 } else {
                     let a = q.pop();
                     let b = model
@@ -717,9 +854,14 @@ mod tests {
         let m = u32::MAX;
         let mut events = vec![
             Event::TxDone { port: m },
-            Event::Arrive { port: 7, pkt: m },
+            Event::Arrive {
+                port: 7,
+                pkt: m,
+                link_seq: m - 1,
+            },
             Event::FlowStart { flow: 3 },
             Event::FlowStop { flow: m },
+            Event::StopHeard { flow: 9 },
             Event::NicWake { host: 5 },
             Event::Rto { flow: 6, epoch: m },
             Event::AckTimer { flow: m },

@@ -1,5 +1,8 @@
-//! Seeded, dependency-free RNG (SplitMix64 seeding xoshiro256**). Each purpose gets its own
-//! stream derived from (seed, stream id), so adding draws in one place never shifts another.
+//! Seeded, dependency-free RNG. Each purpose gets its own stream derived from (seed, stream
+//! id), so adding draws in one place never shifts another: xoshiro256** (`Rng`) for the
+//! workload drawn at build time, and one SplitMix64 stream per entity (`Stream`: a port's
+//! marking, a flow's sender or receiver, a host) for what the run draws, so a draw depends on
+//! the entity's own history alone, never on which partition or thread ran it.
 
 /// A xoshiro256** generator.
 #[derive(Clone, Debug)]
@@ -45,13 +48,13 @@ impl Rng {
     /// Uniform in [0, 1).
     #[inline]
     pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        unit(self.next_u64())
     }
 
     /// Uniform integer in [0, n).
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+        scaled(self.next_u64(), n)
     }
 
     /// Exponential with the given mean.
@@ -60,15 +63,68 @@ impl Rng {
     }
 }
 
+/// 64 random bits as a uniform in [0, 1).
+#[inline]
+fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// 64 random bits as a uniform integer in [0, n).
+#[inline]
+fn scaled(bits: u64, n: u64) -> u64 {
+    ((bits as u128 * n as u128) >> 64) as u64
+}
+
+/// The random stream of one entity (SplitMix64: 8 bytes, so every port and flow can own one).
+/// Seeded from (seed, stream, entity) alone.
+#[derive(Clone, Copy, Debug)]
+pub struct Stream(u64);
+
+impl Stream {
+    /// Entity `entity`'s stream `stream` under `seed`.
+    pub fn new(seed: u64, stream: u64, entity: u64) -> Self {
+        Stream(mix64(
+            seed ^ mix64((stream << 48) ^ entity ^ 0x2545_F491_4F6C_DD1D),
+        ))
+    }
+
+    /// Streams for entities 0..n.
+    pub fn each(seed: u64, stream: u64, n: usize) -> Vec<Stream> {
+        (0..n as u64)
+            .map(|e| Stream::new(seed, stream, e))
+            .collect()
+    }
+
+    /// Next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix64(self.0)
+    }
+
+    /// Uniform in [0, 1).
+    #[inline]
+    pub fn uniform(&mut self) -> f64 {
+        unit(self.next_u64())
+    }
+
+    /// Uniform integer in [0, n).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        scaled(self.next_u64(), n)
+    }
+}
+
 /// Named RNG streams, so each consumer is independent of the others.
 pub mod stream {
     pub const WORKLOAD: u64 = 1;
+    /// A port's RED marking, trimming coin and switch hooks (`cc::Sw::rng`), one per port.
     pub const MARKING: u64 = 2;
     pub const ECMP: u64 = 3;
-    /// Sender, receiver and host hooks of a scheme (`cc::Tx::rng`).
-    pub const SCHEME: u64 = 4;
-    /// Stream `stream` of partition `part` of a parallel run (each draws its own).
-    pub fn of_partition(stream: u64, part: usize) -> u64 {
-        stream + 16 * (part as u64 + 1)
-    }
+    /// A flow's sender hooks (`cc::Tx::rng`), one stream per flow.
+    pub const SENDER: u64 = 4;
+    /// A flow's receiver hooks (`cc::Rx::rng`), one stream per flow.
+    pub const RECEIVER: u64 = 5;
+    /// A host's receiver hooks (`cc::HostCtx::rng`), one stream per host.
+    pub const HOST: u64 = 6;
 }

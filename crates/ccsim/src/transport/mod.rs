@@ -83,6 +83,8 @@ pub struct Flow {
     pub rx_since_ack: u32,
     /// Strongest mark on the data packets since the last ACK.
     pub mark_since_ack: Mark,
+    /// The receiver has heard that the long-lived flow stopped (`rx_size_bytes`).
+    pub stop_heard: bool,
     pub rx_timers: TimerEpochs,
     pub last_nack_seq: u64,
     // Lines 3 and 4: the sender's timers and loss recovery, then setup and results.
@@ -149,6 +151,7 @@ impl Flow {
             ack_due_ps: u64::MAX,
             last_data_ts_ps: 0,
             mark_since_ack: Mark::None,
+            stop_heard: false,
             last_nack_seq: u64::MAX,
             nack_ok_ps: 0,
             rx_timers: [0; TIMER_KINDS],
@@ -173,6 +176,17 @@ impl Flow {
         self.last_nack_seq = other.last_nack_seq;
         self.nack_ok_ps = other.nack_ok_ps;
         self.rx_slot = other.rx_slot;
+    }
+
+    /// The size as the receiver knows it: a long-lived flow's final size once the receiver
+    /// has heard of the stop (`Event::StopHeard`), `UNBOUNDED` before.
+    #[inline]
+    pub fn rx_size_bytes(&self) -> u64 {
+        if self.long_lived && !self.stop_heard {
+            UNBOUNDED
+        } else {
+            self.size_bytes
+        }
     }
 
     /// True when the sender has data to offer: new bytes, or a retransmission queued.
