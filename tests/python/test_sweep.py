@@ -454,3 +454,18 @@ def test_a_sweep_json_of_the_older_form_is_the_same_sweep(tmp_path: Path) -> Non
     other = {"rate": "10Gbps", "delay": "2us"}
     with pytest.raises(ccsim.ScenarioError, match="set differ"):
         ccsim.sweep(SWEEP_BASE, {"seed": [1]}, overrides={"topology.host_link": other}, out=out)
+
+
+def test_local_workers_share_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each local worker's runs get cores / workers (CCSIM_CORES, which a run's threads = "auto"
+    # takes), at least one; a share the caller set is divided the same way, a bad one ignored.
+    from ccsim.sweeps import local
+
+    monkeypatch.delenv("CCSIM_CORES", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert local._worker_env(4)["CCSIM_CORES"] == "4"
+    assert local._worker_env(32)["CCSIM_CORES"] == "1"
+    monkeypatch.setenv("CCSIM_CORES", "6")
+    assert local._worker_env(2)["CCSIM_CORES"] == "3"
+    monkeypatch.setenv("CCSIM_CORES", "many")
+    assert local._worker_env(2)["CCSIM_CORES"] == "8"

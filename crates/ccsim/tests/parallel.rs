@@ -344,3 +344,32 @@ fn threads_are_checked_and_a_trace_needs_one() {
         );
     }
 }
+
+#[test]
+fn windows_are_as_long_as_the_shortest_link_any_partitioning_may_cut() {
+    // A fat-tree is cut only at its core switches' links (1 us here; the hosts' 0.5 us links
+    // stay inside a pod), and a window never outlasts the PFC deadlock detection time.
+    let fat = |deadlock: &str| {
+        format!(
+            r#"
+            [topology]
+            kind = "fat_tree"
+            k = 4
+            host_link = {{ rate = "100Gbps", delay = "500ns" }}
+            fabric_link = {{ rate = "100Gbps", delay = "1us" }}
+            [fabric]
+            pfc = {{ deadlock_after = "{deadlock}" }}
+            [[flows]]
+            src = 0
+            dst = 15
+            size = "10KB"
+            "#
+        )
+    };
+    let len = |toml: &str| {
+        let sc = Scenario::load(toml, std::path::Path::new("."), None, &[]).expect("loads");
+        sc.build().expect("builds").windows.len_ps
+    };
+    assert_eq!(len(&fat("1ms")), 1_000_000);
+    assert_eq!(len(&fat("300ns")), 300_000);
+}

@@ -128,3 +128,35 @@ pub mod stream {
     /// A host's receiver hooks (`cc::HostCtx::rng`), one stream per host.
     pub const HOST: u64 = 6;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entitys_stream_depends_on_seed_purpose_and_entity_alone() {
+        let draws = |mut s: Stream| (0..1000).map(|_| s.uniform()).collect::<Vec<f64>>();
+        let a = draws(Stream::new(1, stream::MARKING, 7));
+        // Reproducible, and apart from any other entity's, purpose's or seed's.
+        assert_eq!(a, draws(Stream::new(1, stream::MARKING, 7)));
+        for other in [
+            Stream::new(1, stream::MARKING, 8),
+            Stream::new(1, stream::SENDER, 7),
+            Stream::new(2, stream::MARKING, 7),
+        ] {
+            assert!(draws(other).iter().zip(&a).all(|(x, y)| x != y));
+        }
+        // Uniform on [0, 1): mean 1/2, variance 1/12 within a few standard errors.
+        let n = a.len() as f64;
+        let mean = a.iter().sum::<f64>() / n;
+        let var = a.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+        assert!(a.iter().all(|x| (0.0..1.0).contains(x)));
+        assert!(
+            (mean - 0.5).abs() < 4.0 * (1.0 / 12.0 / n).sqrt(),
+            "mean {mean}"
+        );
+        assert!((var - 1.0 / 12.0).abs() < 0.01, "variance {var}");
+        let mut s = Stream::new(3, stream::HOST, 0);
+        assert!((0..1000).all(|_| s.below(5) < 5));
+    }
+}
