@@ -824,3 +824,40 @@ fn header_turns_need_a_trimming_scheme_and_a_turn() {
     );
     assert_mentions(&lossy("ndp", 0), &["fabric.loss.header_turns", ">= 1"]);
 }
+
+#[test]
+fn unresponsive_senders_under_a_scheme_that_sends_them_nothing_are_warned_about() {
+    // `responsive` drops the control packets a sender gets; DCTCP sends none (no receiver or
+    // switch part), so the run is the one without it and says so. AMRT's receivers grant.
+    let toml = |scheme: &str| {
+        format!(
+            r#"
+            duration = "50us"
+            [topology]
+            kind = "star"
+            hosts = 5
+            link = {{ rate = "100Gbps", delay = "1us" }}
+            [fabric]
+            pfc = {{ enabled = false }}
+            [cc]
+            scheme = "{scheme}"
+            [[workload]]
+            kind = "long_lived"
+            pairs = [[0, 4], [1, 4], [2, 4], [3, 4]]
+            responsive = 0.5
+            "#
+        )
+    };
+    let warned = |scheme: &str| {
+        let sc = ccsim::Scenario::load(&toml(scheme), std::path::Path::new("."), None, &[])
+            .expect("loads");
+        let sim = sc.build().expect("builds");
+        sc.all_warnings(&sim).join("\n")
+    };
+    let w = warned("dctcp");
+    assert!(
+        w.contains("workload.responsive: dctcp sends its senders no control packets"),
+        "{w}"
+    );
+    assert!(!warned("amrt").contains("workload.responsive"));
+}

@@ -126,6 +126,14 @@ impl Scenario {
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
         if specs.iter().any(|f| !f.responsive) {
             sim.unresponsive = specs.iter().map(|f| !f.responsive).collect();
+            // With neither a receiver part nor a switch part, nothing sends a sender a
+            // control packet to ignore.
+            if !cc.has_receiver() && !cc.has_switch() {
+                sim.warnings.push(format!(
+                    "workload.responsive: {} sends its senders no control packets (it has no receiver or switch part), so unresponsive senders run exactly as responsive ones; drop responsive, or pick a scheme whose receivers grant, credit or pull",
+                    c.cc.scheme
+                ));
+            }
         }
         let late = specs.iter().filter(|f| f.start_ps >= stop_ps).count();
         if late > 0 {
