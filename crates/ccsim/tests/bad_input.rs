@@ -460,6 +460,10 @@ fn flow_files_with_impossible_times_or_counts_are_rejected() {
             "1\n0 2 9 100 1000 0\n",
             "priority `9` is not a PFC class (0-7)",
         ),
+        (
+            "1\n0 2 3 100 1000 0 7 x\n",
+            "line 2: 8 fields, where a flow is `src dst priority dport size_bytes start_seconds`; ccsim would ignore `7 x`",
+        ),
     ] {
         std::fs::write(dir.join("f.txt"), body).unwrap();
         let toml = format!(

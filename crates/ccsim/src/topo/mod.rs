@@ -551,6 +551,9 @@ pub fn parse_hpcc_file(text: &str, shown: &str) -> Result<Topology, ScenarioErro
         if p.len() < 4 {
             return Err(f(ln, "expected `src dst rate delay error_rate`".into()));
         }
+        if p.len() > 5 {
+            return Err(f(ln, format!("{} fields, where a link is `src dst rate delay error_rate`; ccsim would ignore `{}`: remove it", p.len(), p[5..].join(" "))));
+        }
         let a: usize = p[0]
             .parse()
             .map_err(|_| f(ln, format!("bad node id `{}`", p[0])))?;
@@ -873,6 +876,10 @@ mod tests {
             (
                 "3 2 2\n2 2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n",
                 "listed twice",
+            ),
+            (
+                "3 1 2\n2\n0 2 100Gbps 1us 0 5\n1 2 100Gbps 1us 0\n",
+                "line 3: 6 fields, where a link is `src dst rate delay error_rate`; ccsim would ignore `5`",
             ),
         ];
         for (text, why) in cases {

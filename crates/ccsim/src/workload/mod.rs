@@ -616,6 +616,9 @@ pub fn parse_hpcc_flows(
                 "expected `src dst priority dport size_bytes start_seconds`".into(),
             ));
         }
+        if p.len() > 6 {
+            return Err(e(ln, format!("{} fields, where a flow is `src dst priority dport size_bytes start_seconds`; ccsim would ignore `{}`: remove it", p.len(), p[6..].join(" "))));
+        }
         let src: u32 = p[0]
             .parse()
             .map_err(|_| e(ln, format!("bad src `{}`", p[0])))?;
