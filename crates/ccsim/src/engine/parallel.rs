@@ -1,30 +1,28 @@
-//! One run on many cores, with results that do not depend on the number of threads.
+//! One run on many cores, with the single-threaded engine's results whatever the number of
+//! threads and partitions.
 //!
 //! The fabric is cut into partitions by its shape alone (`partition`): the components left
 //! when the top switch layer is removed (a fat-tree's pods, a leaf-spine's racks), grouped
-//! into at most `MAX_PARTITIONS` (or the scenario's `partitions`), with the top layer's
-//! switches dealt among them. Each partition is a whole `Simulation` of its own (event queue,
-//! packet arena, random streams, metrics) that runs only the events of what it owns: its
+//! into one partition per thread, at most `MAX_PARTITIONS` (or the scenario's `partitions`),
+//! with the top layer's switches dealt among them. Each partition is a whole `Simulation` of
+//! its own (event queue, packet arena, metrics) that runs only the events of what it owns: its
 //! nodes' ports, its hosts, the sender half of the flows its hosts send and the receiver half
 //! of those they receive. The one way in from another partition is a packet or PFC frame on a
 //! cut link (`Port::cut`): `transmit` puts it in an outbox instead of the queue.
 //!
-//! Synchronization is conservative, in windows: a packet sent at t on a cut link arrives at
-//! t + serialization + propagation >= t + L, where L (the lookahead) is the smallest
-//! propagation delay of a cut link. So every partition may run the events of
-//! [t0, t0 + L) alone, where t0 is the earliest pending event anywhere; at the window's end
-//! the outboxes are delivered, in (source partition, emission order), and the next window
-//! begins. Whole-fabric work runs between windows, on every partition's state at once: the
-//! PFC deadlock scan, the progress watchdog, the end of the run.
+//! Synchronization is conservative, in windows (`engine::Windows`): a packet sent at t on a
+//! cut link arrives at t + serialization + propagation >= t + L, where L (`window_ps`) is the
+//! smallest propagation delay of a link any partitioning may cut. So every partition may run
+//! the events of [t0, t0 + L) alone, where t0 is the earliest pending event anywhere; at the
+//! window's end the outboxes are delivered and the next window begins. Whole-fabric work runs
+//! between windows, on every partition's state at once: the PFC deadlock scan, the progress
+//! watchdog, the end of the run.
 //!
-//! Why results cannot depend on the thread count: partitions are fixed by the fabric (and
-//! the scenario's `partitions`), a window's bounds depend only on the partitions' states, each
-//! partition's events within a window depend only on its own state and what was delivered to
-//! it before the window, and deliveries are ordered by partition and emission, not by thread.
-//! Threads only decide which core runs a partition. The partitioned run is a different
-//! (equally valid) tie order and random draw from the single-threaded engine's, so
-//! `threads = 1` (that engine) and `threads >= 2` differ slightly, while any two thread counts
-//! give identical bytes.
+//! Why results are one simulation's: events at an instant run in an order read from the
+//! events (`sim::queue::tie_key`), every entity draws from its own random stream
+//! (`sim::rng::Stream`), and one simulation keeps the same windows and ends where the
+//! coordinator does, so each partition runs exactly the single run's events of what it owns,
+//! in the same order. Threads only decide which core runs a partition.
 
 use crate::engine::{SimError, Simulation, Watchdog, Windows};
 use crate::metrics::{Metrics, SyncStats};
@@ -98,7 +96,6 @@ pub struct Part {
     port_owner: std::sync::Arc<[u16]>,
     /// Crossings sent this window, by receiving partition.
     outbox: Vec<Batch>,
-    /// A deadlock scan is due: the coordinator runs it on the whole fabric.
     /// The earliest deadlock scan this partition asked for in the last window (u64::MAX:
     /// none), which the coordinator makes between windows.
     pub(crate) deadlock_at_ps: u64,
