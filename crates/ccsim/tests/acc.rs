@@ -17,17 +17,17 @@ fn acc(sim: &ccsim::Simulation, flow: usize) -> &AccSender {
 /// never congest the shared ports by themselves), F0 = S0 -> R0 and F1 = S1 -> R1 long-lived,
 /// and from 5 to 7 ms the 15 burst senders send 64 KB incasts to R1 at 1.6x P4's capacity.
 /// ACC's period is set past the run so that no sender reacts: the marks are TCD's alone.
-/// `{MAX_T_ON}` is TCD's max(T_on).
+/// `{MAX_T_ON}` sets TCD's max(T_on) (`, max_t_on = "..."`), or is empty to derive it per port.
 const TCD_CHAIN: &str = r#"
 duration = "7ms"
 [topology]
 kind = "file"
 path = "tests/data/tcd-chain.toml"
 [fabric]
-pfc = { mode = "static", xoff = "512KB" }
+pfc = { mode = "static", xoff = "512KB"{MAX_T_ON} }
 [cc]
 scheme = "acc"
-params = { period = "1s", tcd = { max_t_on = "{MAX_T_ON}" } }
+params = { period = "1s" }
 [[workload]]
 kind = "long_lived"
 pairs = [[0, 2], [1, 3]]
@@ -42,9 +42,11 @@ stop = "7ms"
 hosts = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
 "#;
 
-/// Run the chain with TCD's max(T_on) = `max_t_on`; returns F0's and F1's ACKs per mark.
-fn tcd_chain(max_t_on: &str) -> ([u64; 3], [u64; 3]) {
-    let (_, sim, _) = common::run(&TCD_CHAIN.replace("{MAX_T_ON}", max_t_on));
+/// Run the chain with TCD's max(T_on) = `max_t_on` (None: derived per port); returns F0's ACKs
+/// per mark and the run.
+fn tcd_chain(max_t_on: Option<&str>) -> ([u64; 3], ccsim::Simulation) {
+    let set = max_t_on.map_or(String::new(), |t| format!(", max_t_on = \"{t}\""));
+    let (_, sim, _) = common::run(&TCD_CHAIN.replace("{MAX_T_ON}", &set));
     let name = |p: usize| sim.topo.nodes[sim.ports[p].node as usize].name.as_str();
     let to = |p: usize| name(sim.ports[p].peer as usize);
     let marked = |from: &str, dst: &str| {
@@ -77,14 +79,14 @@ fn tcd_chain(max_t_on: &str) -> ([u64; 3], [u64; 3]) {
         f1[Mark::Ce as usize] > 0 && f1[Mark::Ue as usize] == 0,
         "F1 {f1:?}"
     );
-    (f0, f1)
+    (f0, sim)
 }
 
 #[test]
 fn tcd_marks_the_root_ce_and_the_paused_branch_ue() {
     // With max(T_on) longer than any ON period of P1-P3 here, F0, which never crosses P4, is a
     // pure victim: UE, never CE.
-    let (f0, _) = tcd_chain("100us");
+    let (f0, _) = tcd_chain(Some("100us"));
     assert!(
         f0[Mark::Ue as usize] > 0 && f0[Mark::Ce as usize] == 0,
         "F0 {f0:?}"
@@ -92,8 +94,30 @@ fn tcd_marks_the_root_ce_and_the_paused_branch_ue() {
     // With ACC's 24 us, F0 is mostly UE, but P1-P3 also stay ON for 24-50 us while they drain
     // 0.4-0.9 MB of backlog at line rate (input as fast as output), and TCD's rule calls that
     // congestion: some CE reaches F0 (a disagreement with ACC Figure 1, reported).
-    let (f0, _) = tcd_chain("24us");
+    let (f0, _) = tcd_chain(Some("24us"));
     assert!(f0[Mark::Ue as usize] > f0[Mark::Ce as usize], "F0 {f0:?}");
+}
+
+#[test]
+fn with_max_t_on_derived_per_port_the_victim_carries_ue_and_no_ce() {
+    // Unset, max(T_on) is derived per port: 512 KB of XOFF and the headroom of a 100G, 2 us
+    // link sent at 100G, plus the link's round trip (about 51 us at the 100G ports), longer
+    // than P1-P3 take to drain their OFF backlogs here.
+    let (f0, sim) = tcd_chain(None);
+    let port = |a: &str, b: &str| {
+        let name = |n: u32| sim.topo.nodes[n as usize].name.as_str();
+        let to = |p: &ccsim::net::Port| name(sim.ports[p.peer as usize].node);
+        let p = sim.ports.iter().find(|p| name(p.node) == a && to(p) == b);
+        p.unwrap().max_t_on_ps
+    };
+    // SW1 holds at most 512,000 B + the 100G link's headroom (3 x 25,000 B + 2 x 1048 B) for
+    // one upstream: 589,096 B, sent in 47.13 us at 100G (117.82 us at 40G), + 2 x 2 us.
+    assert_eq!(port("SW1", "SW2"), 51_127_680);
+    assert_eq!(port("SW1", "S0"), 121_819_200);
+    assert!(
+        f0[Mark::Ue as usize] > 0 && f0[Mark::Ce as usize] == 0,
+        "F0 {f0:?}"
+    );
 }
 
 #[test]

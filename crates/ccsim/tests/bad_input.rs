@@ -85,6 +85,15 @@ fn negative_or_zero_values_are_rejected() {
         &error_of(BASE, &["cc.scheme=dcqcn", "cc.params.g=-0.5"]),
         &["cc.params.g"],
     );
+    assert_mentions(
+        &error_of(BASE, &["fabric.pfc.max_t_on=\"0us\""]),
+        &["fabric.pfc.max_t_on", "> 0"],
+    );
+    // TCD's max(T_on) moved to the fabric: the old place says where.
+    assert_mentions(
+        &error_of(BASE, &["cc.scheme=acc", "cc.params.tcd.max_t_on=\"24us\""]),
+        &["cc.params.tcd.max_t_on", "fabric.pfc.max_t_on"],
+    );
 }
 
 #[test]

@@ -87,7 +87,9 @@ mod tests {
     fn the_threshold_is_the_fabric_s_kmin_not_a_parameter() {
         let e = params("tcd = { threshold = \"10KB\" }").unwrap_err();
         assert!(e.to_string().contains("fabric.ecn.kmin"), "{e}");
-        assert!(params("tcd = { max_t_on = \"50us\" }").is_ok());
+        // max(T_on) is the fabric's (`fabric.pfc.max_t_on`), not TCD's parameter.
+        let e = params("tcd = { max_t_on = \"50us\" }").unwrap_err();
+        assert!(e.to_string().contains("fabric.pfc.max_t_on"), "{e}");
     }
 
     #[test]

@@ -41,9 +41,11 @@
 //! rules, the persistent state, the queue at RESUME, the trend check and its 900 B slack follow
 //! the TCD authors' ns-3 code (github.com/Yi-ran/DCQCN-TCD, `qbb-net-device.cc`, "RootECN",
 //! whose interval, 40 us by default, is max(T_on)); TCD's paper is not in the seeds. Judged at
-//! dequeue from the queue left behind, as that code and the HPCC simulator do. `max_t_on` is a
-//! parameter: ACC's 24 us for every port (ACC derives it "according to the equation in [45]",
-//! TCD's paper, which ccsim could not read; a per-port derivation is not done).
+//! dequeue from the queue left behind, as that code and the HPCC simulator do. max(T_on) is a
+//! property of the fabric's PFC, per port (`Port::max_t_on_ps`): `fabric.pfc.max_t_on` (ACC's
+//! large-scale entries set the paper's 24 us), or else derived from what the port's switch can
+//! hold for one upstream and the port's rate and delay (`scenario::build::max_t_on_ps`; ACC
+//! takes it "according to the equation in [45]", TCD's paper, which is not in the seeds).
 //!
 //! The earlier reading judged each packet alone (C whenever ON for `max_t_on` with a queue above
 //! `threshold`): a port kept draining an OFF backlog after `max_t_on` and called it congestion,
@@ -54,7 +56,6 @@ use super::{Sw, SwitchPart};
 use crate::net::{Mark, Packet, PktKind, Port, NUM_PRIO};
 use crate::sim::input::ScenarioError;
 use crate::sim::quantity::{Size, Time};
-use crate::sim::PS_PER_US;
 use serde::{Deserialize, Serialize};
 
 /// TCD's switch parameters (`[cc.params.tcd]`).
@@ -63,8 +64,9 @@ use serde::{Deserialize, Serialize};
 pub struct TcdParams {
     /// Queue length above which a port is congested or undetermined (2 MTU of 1 KB, ACC 6.1).
     pub threshold: Size,
-    /// Longest continuous ON period of a port in PFC's ON/OFF pattern (24 us, ACC 6.1).
-    pub max_t_on: Time,
+    /// Moved to `fabric.pfc.max_t_on` (refused here, naming the new place).
+    #[serde(skip_serializing)]
+    pub max_t_on: Option<Time>,
     /// How `dcqcn_tcd` and `timely_tcd` treat a victim (UE, no CE) flow: `hold` its rate (ACC
     /// section 6.1: TCD "adjusts victim flows gently"), or `increase` as an uncongested flow
     /// (ACC section 3.3: "victim flows will adjust the sending rate the same as uncongested
@@ -85,7 +87,7 @@ impl Default for TcdParams {
     fn default() -> Self {
         TcdParams {
             threshold: Size(2_000),
-            max_t_on: Time(24 * PS_PER_US),
+            max_t_on: None,
             victims: Victims::Hold,
         }
     }
@@ -93,10 +95,10 @@ impl Default for TcdParams {
 
 impl TcdParams {
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        if self.max_t_on.0 == 0 {
+        if self.max_t_on.is_some() {
             return Err(ScenarioError::new(
                 "cc.params.tcd.max_t_on",
-                "must be > 0 (e.g. \"24us\")",
+                "max(T_on) is a property of the fabric's PFC: set fabric.pfc.max_t_on (e.g. \"24us\"), or leave it unset to derive it per port",
             ));
         }
         Ok(())
@@ -143,14 +145,17 @@ pub struct TcdPrio {
 /// TCD's state of one egress port.
 #[derive(Clone, Debug)]
 pub struct TcdPort {
+    /// max(T_on) of this port (`Port::max_t_on_ps`).
+    max_t_on_ps: u64,
     prio: [TcdPrio; NUM_PRIO],
     /// Data packets this port marked CE and UE (for tests and experiments).
     pub marked: [u64; 3],
 }
 
 impl TcdPort {
-    fn fresh() -> TcdPort {
+    fn fresh(max_t_on_ps: u64) -> TcdPort {
         TcdPort {
+            max_t_on_ps,
             prio: [TcdPrio {
                 on_since_ps: u64::MAX,
                 queue_at_resume: 0,
@@ -185,7 +190,7 @@ impl TcdPort {
         congested: bool,
         now_ps: u64,
     ) -> Mark {
-        let t_on = p.max_t_on.0;
+        let t_on = self.max_t_on_ps;
         let s = &mut self.prio[prio as usize];
         if s.on_since_ps != u64::MAX && now_ps - s.on_since_ps <= t_on {
             s.state = TcdState::Undetermined;
@@ -232,8 +237,8 @@ impl TcdPort {
 }
 
 impl<P: WithTcd> SwitchPart<P> for TcdPort {
-    fn new(_: &P, _: &Port) -> Self {
-        TcdPort::fresh()
+    fn new(_: &P, port: &Port) -> Self {
+        TcdPort::fresh(port.max_t_on_ps)
     }
     fn on_resume(&mut self, _: &P, sw: &mut Sw) {
         self.resume(sw.prio, sw.queue_bytes(), sw.now_ps);
@@ -268,10 +273,10 @@ mod tests {
 
     const P: TcdParams = TcdParams {
         threshold: Size(2_000),
-        max_t_on: Time(24 * PS_PER_US),
+        max_t_on: None,
         victims: Victims::Hold,
     };
-    const US: u64 = PS_PER_US;
+    const US: u64 = crate::sim::PS_PER_US;
 
     /// Judge one packet in step mode (congested: above the 2 KB threshold).
     fn step(t: &mut TcdPort, queue: u64, now: u64) -> Mark {
@@ -280,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_never_paused_port_judges_by_queue_length() {
-        let mut t = TcdPort::fresh();
+        let mut t = TcdPort::fresh(24 * US);
         assert_eq!(step(&mut t, 2_000, 5), Mark::None);
         assert_eq!(t.state(3), TcdState::NonCongestion);
         assert_eq!(step(&mut t, 2_001, 6), Mark::Ce);
@@ -291,7 +296,7 @@ mod tests {
 
     #[test]
     fn every_packet_within_max_t_on_of_a_resume_is_undetermined() {
-        let mut t = TcdPort::fresh();
+        let mut t = TcdPort::fresh(24 * US);
         let r = 100 * US;
         t.resume(3, 50_000, r);
         // UE whatever the queue, up to and including max(T_on) = 24 us after the RESUME.
@@ -308,7 +313,7 @@ mod tests {
         // Resumed with 50 KB queued; 24 us later 30 KB is left (the backlog draining): checked,
         // unmarked. Each further max(T_on) the queue has shrunk or grown by under 900 B: still
         // checked; once at or below 2 KB the port is non-congested.
-        let mut t = TcdPort::fresh();
+        let mut t = TcdPort::fresh(24 * US);
         let r = 100 * US;
         t.resume(3, 50_000, r);
         step(&mut t, 45_000, r + 5 * US);
@@ -326,13 +331,13 @@ mod tests {
     fn a_queue_that_grows_while_on_is_congestion() {
         let r = 100 * US;
         // No shorter than at the RESUME after max(T_on): congestion at once.
-        let mut t = TcdPort::fresh();
+        let mut t = TcdPort::fresh(24 * US);
         t.resume(3, 50_000, r);
         step(&mut t, 50_000, r + 5 * US);
         assert_eq!(step(&mut t, 50_000, r + 25 * US), Mark::Ce);
         assert_eq!(t.state(3), TcdState::Congestion);
         // Shorter, then 900 B or more above the last check one max(T_on) later: congestion.
-        let mut t = TcdPort::fresh();
+        let mut t = TcdPort::fresh(24 * US);
         t.resume(3, 50_000, r);
         step(&mut t, 45_000, r + 5 * US);
         step(&mut t, 30_000, r + 25 * US);
@@ -350,7 +355,7 @@ mod tests {
             ..Default::default()
         };
         let port = Port::new(0, 1, 100_000_000_000, 0, false);
-        let mut t = TcdPort::fresh();
+        let mut t = TcdPort::fresh(24 * US);
         let leave = |t: &mut TcdPort, queue: u64, now: u64, red: bool| {
             let mut pkt = Packet::new(PktKind::Data, 0, 1, 1_048, 3);
             if red {

@@ -355,6 +355,9 @@ pub struct Port {
     /// Per priority: since when the peer has paused it (valid while its `paused_mask` bit is
     /// set).
     pub paused_since_ps: [u64; NUM_PRIO],
+    /// The longest ON period of this port in PFC's ON/OFF pattern (TCD's max(T_on)):
+    /// `fabric.pfc.max_t_on`, or derived by the builder (`scenario::build::max_t_on_ps`).
+    pub max_t_on_ps: u64,
     // Counters.
     pub pause_sent: u64,
     pub resume_sent: u64,
@@ -415,6 +418,7 @@ impl Port {
             resume_rx: 0,
             paused_time_ps: 0,
             paused_since_ps: [0; NUM_PRIO],
+            max_t_on_ps: 0,
             max_queue_bytes: 0,
             drops: 0,
             drop_bytes: 0,

@@ -410,6 +410,12 @@ impl Scenario {
         let host_bps = topo.hosts.first().map_or(0, |&h| {
             fab.ports[fab.node_ports[h as usize][0].0 as usize].rate_bps
         });
+        if f.pfc.max_t_on.is_some_and(|t| t.0 == 0) {
+            return Err(ScenarioError::new(
+                "fabric.pfc.max_t_on",
+                "must be > 0 (e.g. \"24us\"), or unset to derive it per port",
+            ));
+        }
         let reserve = f.pfc.reserve.map_or(0, |r| r.0);
         let hdrm_mtus = f.pfc.headroom_mtus.unwrap_or(0) as u64;
         let lossless_classes = f.priority_by_size.len() as u64 + 1;
@@ -462,6 +468,27 @@ impl Scenario {
                         f.pfc.xoff.0, f.pfc.resume_offset.0
                     ),
                 ));
+            }
+            // TCD's max(T_on): the most one upstream can bring a port of this switch.
+            let xoff = |p: &Port| match f.pfc.mode {
+                super::config::PfcMode::Static => f.pfc.xoff.0,
+                _ => (p.pfc_alpha * pool as f64) as u64,
+            };
+            let hold = fab.node_ports[i]
+                .iter()
+                .map(|&(pid, _)| {
+                    let p = &fab.ports[pid as usize];
+                    reserve + xoff(p) + p.hdrm_reserve_bytes
+                })
+                .max()
+                .filter(|_| f.pfc.enabled)
+                .unwrap_or(0);
+            for &(pid, _) in &fab.node_ports[i] {
+                let p = &mut fab.ports[pid as usize];
+                p.max_t_on_ps = f
+                    .pfc
+                    .max_t_on
+                    .map_or_else(|| max_t_on_ps(hold, p.rate_bps, p.delay_ps), |t| t.0);
             }
             switches.push(BufferState {
                 node: i as u32,
@@ -1057,6 +1084,23 @@ impl Scenario {
 /// Bytes a flow costs at least: its state, the scheme's per-flow parts and its result row.
 const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64 + 256;
 
+/// TCD's max(T_on) of a switch port, the longest continuous ON period of a port in PFC's
+/// ON/OFF pattern, when `fabric.pfc.max_t_on` does not give it. ccsim's derivation: the ACC
+/// paper sets 24 us "according to the equation in [45]" (TCD's paper, not in the seeds), so
+/// the equation here is ccsim's reading. A paused port can hold at most `hold_bytes` for one
+/// upstream port, what its switch lets that port bring before pausing it (the ingress reserve,
+/// XOFF at an empty buffer, and the headroom for what is in flight when the PAUSE leaves; the
+/// largest over the switch's ports). Resumed, it sends that backlog in `hold_bytes` / C, and
+/// its downstream's answer to it (the next PAUSE, or none) comes back within the link's round
+/// trip: max(T_on) = hold / C + 2 x delay. A port ON for longer is out of the pattern, and
+/// TCD judges it by its own queue. On the TCD authors' 40G chain (4 us links, XOFF 329,600 B,
+/// headroom 103,000 B) this gives 94.5 us, where their configuration sets 97 us; on ACC's
+/// fat-tree (XOFF 512 KB, 1 us links) 55 us at a ToR's 100G host ports and 15 us at 400G
+/// ports, where the paper sets 24 us for every port.
+pub fn max_t_on_ps(hold_bytes: u64, rate_bps: u64, delay_ps: u64) -> u64 {
+    wire_ps(hold_bytes, rate_bps).saturating_add(2 * delay_ps)
+}
+
 /// Picoseconds `bytes` take on the wire at `rate_bps` (saturating at u64::MAX).
 fn wire_ps(bytes: u64, rate_bps: u64) -> u64 {
     let ps = bytes as u128 * 8 * crate::sim::PS_PER_S as u128 / rate_bps.max(1) as u128;
@@ -1368,4 +1412,25 @@ fn check_probe_interval(field: &str, interval_ps: u64) -> Result<(), ScenarioErr
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::max_t_on_ps;
+    const US: u64 = crate::sim::PS_PER_US;
+
+    #[test]
+    fn max_t_on_sends_what_the_switch_holds_for_one_upstream_plus_the_link_round_trip() {
+        // The TCD authors' 40G chain: XOFF 2 x 160 cells of 1030 B, headroom 100 cells, 4 us
+        // links: 432,600 B at 40 Gb/s is 86.52 us, plus 8 us (their configuration: 97 us).
+        let hold = 2 * 160 * 1030 + 100 * 1030;
+        assert_eq!(max_t_on_ps(hold, 40_000_000_000, 4 * US), 94_520_000);
+        // ACC's fat-tree: XOFF 512 KB; a ToR's 400G uplinks bring 3 x 50 KB of headroom + 2
+        // packets of 1048 B: 664,096 B. At a 100G host port: 53.13 us + 2 us; at 400G 15.28 us.
+        let hold = 512_000 + 3 * 50_000 + 2 * 1048;
+        assert_eq!(max_t_on_ps(hold, 100_000_000_000, US), 55_127_680);
+        assert_eq!(max_t_on_ps(hold, 400_000_000_000, US), 15_281_920);
+        // No PFC, nothing held: the round trip alone.
+        assert_eq!(max_t_on_ps(0, 100_000_000_000, US), 2 * US);
+    }
 }

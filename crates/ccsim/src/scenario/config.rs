@@ -293,6 +293,12 @@ pub struct PfcCfg {
     /// `compat` says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom_mtus: Option<u32>,
+    /// The longest continuous ON period of a port in PFC's ON/OFF pattern, TCD's max(T_on)
+    /// (read by the TCD schemes' switch part). Unset: derived per port (`build::max_t_on_ps`):
+    /// the time to send what its switch holds for one upstream, XOFF plus headroom, plus the
+    /// link's round trip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_t_on: Option<Time>,
     /// PAUSE frame size on the wire.
     pub frame_bytes: u32,
     /// A cycle of switch ports all paused for this long is reported as a deadlock (summary
@@ -312,6 +318,7 @@ impl Default for PfcCfg {
             resume_offset: Size(3 * 1024),
             headroom: None,
             headroom_mtus: None,
+            max_t_on: None,
             frame_bytes: 64,
             deadlock_after: Time(crate::sim::PS_PER_MS),
         }

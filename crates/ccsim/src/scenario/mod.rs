@@ -249,6 +249,7 @@ fn resolve_fabric_mode(
     for (field, set) in [
         ("headroom", pfc.headroom.is_some()),
         ("headroom_mtus", pfc.headroom_mtus.is_some()),
+        ("max_t_on", pfc.max_t_on.is_some()),
         ("reserve", pfc.reserve.is_some()),
         ("alpha_per_rate", pfc.alpha_per_rate.is_some()),
         ("alpha", pfc.alpha.is_some()),
