@@ -255,6 +255,10 @@ impl Simulation {
             if self.flows[fid as usize].ooo.is_some() {
                 self.deliver_held(fid);
             }
+            let f = &self.flows[fid as usize];
+            if !self.deps.is_empty() && !f.long_lived && f.rcv_nxt >= f.size_bytes {
+                self.flow_arrived(fid);
+            }
         }
         if self.s.inbound_flows {
             self.update_inbound(fid);
@@ -480,7 +484,9 @@ impl Simulation {
     /// Schedule the start (and stop) events of every flow.
     pub(crate) fn schedule_flows(&mut self) {
         for (i, f) in self.flows.iter().enumerate() {
-            self.q.push(f.start_ps, Event::FlowStart { flow: i as u32 });
+            if !self.deps.waits(i) {
+                self.q.push(f.start_ps, Event::FlowStart { flow: i as u32 });
+            }
             if f.long_lived && f.stop_ps != u64::MAX {
                 self.q.push(f.stop_ps, Event::FlowStop { flow: i as u32 });
             }

@@ -5,6 +5,7 @@
 //! `probes` (samples and results). Data types live in the layers below (`net`, `transport`,
 //! `cc`, `metrics`); scheme hooks are called through `cc::CcParams`.
 
+pub mod deps;
 mod flow;
 mod loss;
 mod marking;
@@ -287,6 +288,8 @@ pub struct Simulation {
     /// Per flow: its sender ignores the receiver's control packets (AMRT's unresponsive
     /// senders; `workload.responsive`). Empty when every sender responds.
     pub unresponsive: Vec<bool>,
+    /// Flows that wait for others to arrive before they start (empty: none).
+    pub deps: deps::Deps,
     /// This simulation is one partition of a parallel run (None: it is the whole run).
     pub part: Option<Box<parallel::Part>>,
 }

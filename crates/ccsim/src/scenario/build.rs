@@ -121,9 +121,11 @@ impl Scenario {
             deadlock,
             watchdog: Default::default(),
             unresponsive: Vec::new(),
+            deps: Default::default(),
             part: None,
         };
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
+        sim.deps = crate::engine::deps::Deps::new(&specs);
         if specs.iter().any(|f| !f.responsive) {
             sim.unresponsive = specs.iter().map(|f| !f.responsive).collect();
             // With neither a receiver part nor a switch part, nothing sends a sender a
@@ -575,6 +577,18 @@ impl Scenario {
                 return Err(ScenarioError::new(&fld("rate"), "must be > 0"));
             }
             crate::workload::check_start_rate(fc.start_rate, fc.rate, &fld("start_rate"))?;
+            for &a in &fc.after {
+                let why = match c.flows.get(a as usize) {
+                    None => format!("flow {a} does not exist; [[flows]] has {} flows, numbered from 0", c.flows.len()),
+                    Some(_) if a as usize == i => "a flow cannot wait for itself".into(),
+                    Some(w) if w.size.is_none() => format!("flow {a} is long-lived and never arrives whole; wait for flows with a size"),
+                    Some(_) => continue,
+                };
+                return Err(ScenarioError::new(&fld("after"), why));
+            }
+            if fc.delay.0 > 0 && fc.after.is_empty() {
+                return Err(ScenarioError::new(&fld("delay"), "counts from the flows in `after`, and there are none; use `start`, or list the flows in `after`"));
+            }
             specs.push(FlowSpec {
                 src: fc.src,
                 dst: fc.dst,
@@ -584,12 +598,23 @@ impl Scenario {
                 rate_bps: fc.rate.map(|r| r.0),
                 start_rate_bps: fc.start_rate.map(|r| r.0),
                 responsive: true,
+                after: fc.after.clone(),
+                after_delay_ps: fc.delay.0,
             });
         }
         let mut rng = Rng::new(c.seed, stream::WORKLOAD);
         for (i, w) in c.workload.iter().enumerate() {
-            specs.extend(generate(w, i, host_rate, &self.base_dir, &mut rng)?);
+            let base = specs.len() as u32;
+            specs.extend(
+                generate(w, i, host_rate, &self.base_dir, &mut rng)?
+                    .into_iter()
+                    .map(|mut s| {
+                        s.after.iter_mut().for_each(|a| *a += base);
+                        s
+                    }),
+            );
         }
+        crate::workload::check_acyclic(&specs)?;
         let stop_ps = c.duration.map_or(u64::MAX, |d| d.0);
         if stop_ps == 0 {
             return Err(ScenarioError::new("duration", "must be > 0"));
@@ -1004,6 +1029,12 @@ impl Scenario {
         if self.cfg.output.trace.is_some() {
             return Some((
                 "a packet trace (output.trace) follows one event queue".into(),
+                "run it with threads = 1".into(),
+            ));
+        }
+        if !sim.deps.is_empty() {
+            return Some((
+                "flows that wait for others (`after`) are released in one event queue".into(),
                 "run it with threads = 1".into(),
             ));
         }

@@ -439,6 +439,14 @@ pub struct FlowCfg {
     /// schemes replace it at their first feedback; with `none` it stays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_rate: Option<Rate>,
+    /// Flows (their indices in `[[flows]]`) that must all have reached their receivers before
+    /// this one starts: a step of a collective waits for the chunks it needs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<u32>,
+    /// With `after`: the flow starts this long after the last of them arrived (compute time),
+    /// and not before `start`.
+    #[serde(default, skip_serializing_if = "Time::is_zero")]
+    pub delay: Time,
 }
 
 /// Optional probes; all off by default (they cost nothing when off).

@@ -13,6 +13,13 @@ macro_rules! unit_newtype {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
         pub struct $name(pub u64);
 
+        impl $name {
+            /// Zero (a default left unwritten in a resolved config).
+            pub fn is_zero(&self) -> bool {
+                self.0 == 0
+            }
+        }
+
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(&$fmt(self.0))

@@ -102,4 +102,23 @@ pub enum WorkloadCfg {
     /// A flow file of the HPCC simulator: first line the count, then
     /// `src dst priority dport size_bytes start_seconds`.
     FlowFile { path: String },
+    /// Ring all-reduce of `size` bytes over `hosts` (in ring order): reduce-scatter then
+    /// all-gather, 2(N-1) steps in which every host sends a chunk of size/N to the next one,
+    /// each send starting when the chunk it needs has arrived; `iterations` times, each
+    /// starting `gap` (compute) after the host received the last chunk of the one before.
+    Allreduce {
+        size: Size,
+        #[serde(default)]
+        hosts: HostSet,
+        #[serde(default)]
+        start: Time,
+        #[serde(default = "one")]
+        iterations: u32,
+        #[serde(default)]
+        gap: Time,
+    },
+}
+
+fn one() -> u32 {
+    1
 }

@@ -12,7 +12,7 @@ use crate::sim::{Rng, PS_PER_S};
 use config::{HostSet, SenderCount, WorkloadCfg};
 
 /// A flow to create: endpoints are host ids; `size_bytes` None = long-lived.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {
     pub src: u32,
     pub dst: u32,
@@ -25,6 +25,98 @@ pub struct FlowSpec {
     pub start_rate_bps: Option<u64>,
     /// The sender answers the receiver's control packets (false: an unresponsive sender).
     pub responsive: bool,
+    /// The flows (indices among the specs of one source: a `[[flows]]` list or one generator's
+    /// output, made global by the builder) that must all have reached their receivers before
+    /// this flow starts, `after_delay_ps` after the last of them (and not before `start_ps`).
+    pub after: Vec<u32>,
+    pub after_delay_ps: u64,
+}
+
+/// Ring all-reduce (reduce-scatter, then all-gather) of `size_bytes` over `hosts` in ring
+/// order, `iterations` times: in each of 2(N-1) steps host i sends a chunk of size/N (rounded
+/// up) to host i+1 once the chunk of the step before has arrived from host i-1; an
+/// iteration's first step waits, `gap_ps` longer, for the last chunk of the one before.
+/// Flow (it, step, i) is number (it x 2(N-1) + step) x N + i.
+fn ring_allreduce(
+    hosts: &[u32],
+    size_bytes: u64,
+    start_ps: u64,
+    iterations: u32,
+    gap_ps: u64,
+) -> Vec<FlowSpec> {
+    let n = hosts.len();
+    let steps = 2 * (n - 1);
+    let chunk = size_bytes.div_ceil(n as u64);
+    let index = |it: usize, step: usize, i: usize| ((it * steps + step) * n + i) as u32;
+    let mut out = Vec::with_capacity(iterations as usize * steps * n);
+    for it in 0..iterations as usize {
+        for step in 0..steps {
+            for i in 0..n {
+                let prev = (i + n - 1) % n;
+                let (after, after_delay_ps) = match (it, step) {
+                    (0, 0) => (Vec::new(), 0),
+                    (_, 0) => (vec![index(it - 1, steps - 1, prev)], gap_ps),
+                    _ => (vec![index(it, step - 1, prev)], 0),
+                };
+                out.push(FlowSpec {
+                    src: hosts[i],
+                    dst: hosts[(i + 1) % n],
+                    size_bytes: Some(chunk),
+                    start_ps,
+                    stop_ps: None,
+                    rate_bps: None,
+                    start_rate_bps: None,
+                    responsive: true,
+                    after,
+                    after_delay_ps,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Refuse flows that wait, through `after`, for themselves (a cycle never starts), naming one
+/// flow of the cycle.
+pub fn check_acyclic(specs: &[FlowSpec]) -> Result<(), ScenarioError> {
+    // Kahn's algorithm: flows whose waits can all be met; any left over sit on a cycle.
+    let mut waits: Vec<usize> = specs.iter().map(|s| s.after.len()).collect();
+    let mut dependents = vec![Vec::new(); specs.len()];
+    for (i, s) in specs.iter().enumerate() {
+        for &a in &s.after {
+            dependents[a as usize].push(i);
+        }
+    }
+    let mut ready: Vec<usize> = (0..specs.len()).filter(|&i| waits[i] == 0).collect();
+    let mut met = 0;
+    while let Some(i) = ready.pop() {
+        met += 1;
+        for &d in &dependents[i] {
+            waits[d] -= 1;
+            if waits[d] == 0 {
+                ready.push(d);
+            }
+        }
+    }
+    if met == specs.len() {
+        return Ok(());
+    }
+    // Walk back through flows left waiting until one repeats: it is on a cycle.
+    let mut seen = vec![false; specs.len()];
+    let mut i = waits.iter().position(|&w| w > 0).unwrap_or(0);
+    while !seen[i] {
+        seen[i] = true;
+        i = specs[i]
+            .after
+            .iter()
+            .map(|&a| a as usize)
+            .find(|&a| waits[a] > 0)
+            .unwrap_or(i);
+    }
+    Err(ScenarioError::new(
+        "flows",
+        format!("flow {i} ({} -> {}) waits, through `after`, for a flow that waits for it: a cycle never starts; remove one of its dependencies", specs[i].src, specs[i].dst),
+    ))
 }
 
 /// A flow's `start_rate`: above 0 and, with a rate limiter, not above it (a host's line rate
@@ -380,6 +472,8 @@ pub fn generate(
                         rate_bps: None,
                         start_rate_bps: None,
                         responsive: true,
+                        after: Vec::new(),
+                        after_delay_ps: 0,
                     });
                     t += rng.exponential(gap_s) * PS_PER_S as f64;
                 }
@@ -465,6 +559,8 @@ pub fn generate(
                         rate_bps: None,
                         start_rate_bps: None,
                         responsive: true,
+                        after: Vec::new(),
+                        after_delay_ps: 0,
                     });
                 }
             };
@@ -553,6 +649,8 @@ pub fn generate(
                     rate_bps: rate.map(|r| r.0),
                     start_rate_bps: start_rate.map(|r| r.0),
                     responsive: true,
+                    after: Vec::new(),
+                    after_delay_ps: 0,
                 });
             }
             if let Some(share) = responsive {
@@ -574,6 +672,37 @@ pub fn generate(
             }
         }
         WorkloadCfg::FlowFile { path } => out = read_hpcc_flows(&base_dir.join(path), path, nh)?,
+        WorkloadCfg::Allreduce {
+            size,
+            hosts,
+            start,
+            iterations,
+            gap,
+        } => {
+            let hs = hosts_of(hosts, nh, &field("hosts"))?;
+            if hs.len() < 2 {
+                return Err(ScenarioError::new(
+                    &field("hosts"),
+                    "an all-reduce needs at least 2 hosts",
+                ));
+            }
+            if size.0 < hs.len() as u64 || size.0 > MAX_SIZE_BYTES {
+                return Err(ScenarioError::new(
+                    &field("size"),
+                    format!(
+                        "must be between one byte per host ({}) and {MAX_SIZE_BYTES} bytes",
+                        hs.len()
+                    ),
+                ));
+            }
+            if *iterations == 0 {
+                return Err(ScenarioError::new(
+                    &field("iterations"),
+                    "must be at least 1",
+                ));
+            }
+            out = ring_allreduce(&hs, size.0, start.0, *iterations, gap.0);
+        }
     }
     Ok(out)
 }
@@ -677,6 +806,8 @@ pub fn parse_hpcc_flows(
             rate_bps: None,
             start_rate_bps: None,
             responsive: true,
+            after: Vec::new(),
+            after_delay_ps: 0,
         });
     }
     if out.len() != n {
@@ -691,6 +822,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("incast", "N senders x size to one receiver, once (at) or recurring at a target load (load, start, stop)"),
     ("long_lived", "long-lived flows between host pairs (pairs, start, stop)"),
     ("flow_file", "HPCC ns-3 simulator flow file (path)"),
+    ("allreduce", "ring all-reduce: 2(N-1) dependent steps of size/N to the next host (size, hosts, start, iterations, gap)"),
     ("cdf:websearch", "WebSearch, DCTCP SIGCOMM'10 (mean ~1.7 MB)"),
     ("cdf:fb_hadoop", "Facebook Hadoop, Roy et al. SIGCOMM'15 (mean ~120 KB)"),
     ("cdf:cache_follower", "Facebook Cache Follower (mean ~0.7 MB)"),
