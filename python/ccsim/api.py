@@ -62,6 +62,7 @@ class EngineTables:
     flow_queues = property(lambda self: self.table("flow_queues"))
     rates = property(lambda self: self.table("rates"))
     halts = property(lambda self: self.table("halts"))
+    collectives = property(lambda self: self.table("collectives"))
 
 
 class RunResult(EngineTables):
@@ -80,6 +81,11 @@ class RunResult(EngineTables):
         probed queues (with ``output.queues.by_flow``), rate samples, and ACC's source halts
         (flow, start_ps, end_ps, rate_bps, sent_bytes, acked_bytes; empty for other schemes);
         ``time_us`` is added wherever a ``time_ps`` column exists.
+    collectives : DataFrame
+        One row per iteration of a collective workload (``allreduce``, ``alltoall``): job (its
+        ``[[workload]]`` index), kind, iteration, hosts, flows, start_ps, completion_ps (-1 if a
+        flow did not finish), ideal_ps (the most payload one host sends or receives, at its
+        link rate) and slowdown; plus start_us, completion_us, ideal_us.
     summary : dict
         The engine's summary (``summary.json``); ``summary["perf"]`` is the only part that differs
         between two runs of the same scenario and seed.
@@ -644,7 +650,11 @@ def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
 
 def add_us_columns(table: str, df: pd.DataFrame) -> None:
     """Add the float ``*_us`` convenience columns to engine table ``table`` (in place)."""
-    bases = {"flows": _FLOW_TIMES, "halts": ("start", "end")}.get(table, ("time",))
+    bases = {
+        "flows": _FLOW_TIMES,
+        "halts": ("start", "end"),
+        "collectives": ("start", "completion", "ideal"),
+    }.get(table, ("time",))
     for base in bases:
         _add_us(df, f"{base}_ps", f"{base}_us")
 

@@ -476,6 +476,28 @@ def plot_vs_param(res: SweepResult) -> Figure:
     return fig
 
 
+def plot_collectives(res: SweepResult) -> Figure:
+    """Completion time of each iteration of each collective job (one panel per job), one line
+    per series (mean over seeds), and the job's bandwidth term dashed: the most payload one of
+    its hosts sends or receives, at its link rate."""
+    coll = _require(res.collectives, "plot collectives", "no collective workload in these runs")
+    jobs = sorted(coll["job"].unique())[:MAX_PANELS]
+    fig, axes = _figure(1, len(jobs), width=max(5.5, 3.6 * len(jobs)))
+    for ax, job in zip(axes, jobs):
+        rows = coll[coll["job"] == job]
+        for label, group in _by_series(res, rows):
+            done = group[group["completion_ps"] >= 0].groupby("iteration")["completion_us"]
+            ax.plot(done.mean().index, done.mean().to_numpy(), marker="o", ms=3, label=label)
+        ax.axhline(rows["ideal_us"].mean(), color="black", linestyle=":", label="ideal")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"job {job}: {rows['kind'].iloc[0]}, {rows['hosts'].iloc[0]} hosts")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("completion time (µs)")
+        ax.grid(True, alpha=0.3)
+    _figure_legend(fig, axes[0])
+    return fig
+
+
 KINDS: dict[str, Callable[..., Figure]] = {
     "slowdown": plot_slowdown,
     "fct_bars": plot_fct_bars,
@@ -489,6 +511,7 @@ KINDS: dict[str, Callable[..., Figure]] = {
     "pfc_layers": plot_pfc_layers,
     "pfc_map": plot_pfc_map,
     "vs_param": plot_vs_param,
+    "collectives": plot_collectives,
 }
 
 

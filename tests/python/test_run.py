@@ -67,6 +67,7 @@ def test_run_directory_is_deterministic_and_rerunnable(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
     assert names == [
+        "collectives.csv",
         "config.toml",
         "flow_queues.csv",
         "flows.csv",

@@ -290,6 +290,8 @@ pub struct Simulation {
     pub unresponsive: Vec<bool>,
     /// Flows that wait for others to arrive before they start (empty: none).
     pub deps: deps::Deps,
+    /// The iterations of collective workloads, reported in the `collectives` table.
+    pub collectives: Vec<crate::workload::Collective>,
     /// This simulation is one partition of a parallel run (None: it is the whole run).
     pub part: Option<Box<parallel::Part>>,
 }

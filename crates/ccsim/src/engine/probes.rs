@@ -148,6 +148,7 @@ impl Simulation {
             self.flow_queues_table(),
             self.rates_table(),
             self.halts_table(),
+            self.collectives_table(),
         ];
         debug_assert!(tables.iter().map(|t| t.name).eq(TABLES.iter().copied()));
         let summary = self.summary(name, seed, scheme, &fct, &slowdown);
@@ -392,6 +393,99 @@ impl Simulation {
         }
     }
 
+    /// Each collective iteration's start (its first flow's) and completion (its last flow's
+    /// finish less that start; -1 if a flow did not finish).
+    fn collective_spans(&self) -> Vec<(u64, i64)> {
+        (self.collectives.iter())
+            .map(|c| {
+                let fl = &self.flows[c.first_flow as usize..(c.first_flow + c.flows) as usize];
+                let start = fl.iter().map(|f| f.start_ps).min().unwrap_or(0);
+                let finish = fl.iter().map(|f| f.finish_ps).max().unwrap_or(0);
+                let done = fl.iter().all(|f| f.finished);
+                (start, if done { (finish - start) as i64 } else { -1 })
+            })
+            .collect()
+    }
+
+    /// Each iteration of a collective workload: when it started, how long it took (-1: not
+    /// all its flows finished), the bandwidth term it is measured against and their ratio.
+    fn collectives_table(&self) -> Table {
+        let (cs, spans) = (&self.collectives, self.collective_spans());
+        let u =
+            |f: fn(&crate::workload::Collective) -> u64| Column::U64(cs.iter().map(f).collect());
+        Table {
+            name: "collectives",
+            columns: vec![
+                ("job", u(|c| c.job as u64)),
+                (
+                    "kind",
+                    Column::Str(cs.iter().map(|c| c.kind.to_string()).collect()),
+                ),
+                ("iteration", u(|c| c.iteration as u64)),
+                ("hosts", u(|c| c.hosts as u64)),
+                ("flows", u(|c| c.flows as u64)),
+                ("start_ps", Column::U64(spans.iter().map(|s| s.0).collect())),
+                (
+                    "completion_ps",
+                    Column::I64(spans.iter().map(|s| s.1).collect()),
+                ),
+                ("ideal_ps", u(|c| c.ideal_ps)),
+                (
+                    "slowdown",
+                    Column::F64(
+                        (cs.iter().zip(&spans))
+                            .map(|(c, s)| match s.1 {
+                                t if t < 0 => f64::NAN,
+                                t => t as f64 / c.ideal_ps.max(1) as f64,
+                            })
+                            .collect(),
+                    ),
+                ),
+            ],
+        }
+    }
+
+    /// Per collective job: its iterations' completion times (mean, min, max: the spread), the
+    /// bandwidth term and the mean slowdown, over the iterations that completed.
+    fn collectives_summary(&self) -> Value {
+        let spans = self.collective_spans();
+        let mut jobs = Map::new();
+        for job in self
+            .collectives
+            .iter()
+            .map(|c| c.job)
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let its: Vec<(&crate::workload::Collective, i64)> =
+                (self.collectives.iter().zip(&spans))
+                    .filter(|(c, _)| c.job == job)
+                    .map(|(c, s)| (c, s.1))
+                    .collect();
+            let done: Vec<(f64, f64)> = (its.iter())
+                .filter(|(_, t)| *t >= 0)
+                .map(|(c, t)| (*t as f64 / 1e6, *t as f64 / c.ideal_ps.max(1) as f64))
+                .collect();
+            let us: Vec<f64> = done.iter().map(|d| d.0).collect();
+            let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+            let slowdowns: Vec<f64> = done.iter().map(|d| d.1).collect();
+            jobs.insert(
+                job.to_string(),
+                json!({
+                    "kind": its[0].0.kind,
+                    "hosts": its[0].0.hosts,
+                    "iterations": its.len(),
+                    "completed": done.len(),
+                    "completion_avg_us": mean(&us),
+                    "completion_min_us": us.iter().cloned().reduce(f64::min),
+                    "completion_max_us": us.iter().cloned().reduce(f64::max),
+                    "ideal_avg_us": its.iter().map(|(c, _)| c.ideal_ps as f64 / 1e6).sum::<f64>() / its.len() as f64,
+                    "slowdown_avg": mean(&slowdowns),
+                }),
+            );
+        }
+        Value::Object(jobs)
+    }
+
     /// FCT and slowdown statistics of finished flows per size bin, and over all.
     fn fct_bins(&self, fct: &[i64], slowdown: &[f64]) -> Map<String, Value> {
         let pick = |lo: u64, hi: u64| -> (Vec<f64>, Vec<f64>) {
@@ -468,6 +562,9 @@ impl Simulation {
         });
         if self.s.drop.is_some() {
             summary["loss"] = self.loss_summary();
+        }
+        if !self.collectives.is_empty() {
+            summary["collectives"] = self.collectives_summary();
         }
         if self.s.pfc_enabled {
             let found = &self.deadlock.found;

@@ -91,6 +91,7 @@ pub const TABLES: &[&str] = &[
     "flow_queues",
     "rates",
     "halts",
+    "collectives",
 ];
 
 /// A column of a results table.

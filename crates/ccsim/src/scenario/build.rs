@@ -16,7 +16,7 @@ use crate::sim::rng::{mix64, stream};
 use crate::sim::{tx_time_ps, Event, EventQueue, Rng, Stream};
 use crate::topo::{Layer, Routes, Topology};
 use crate::transport::{Flow, PathBase};
-use crate::workload::{generate, FlowSpec};
+use crate::workload::{generate, Collective, FlowSpec};
 
 /// The fabric's ports and per-node port lists, built from the topology's links.
 struct Fabric {
@@ -57,7 +57,7 @@ impl Scenario {
             .map(|h| fab.ports[h.port as usize].rate_bps)
             .collect();
         self.check_min_rate(&host_rate)?;
-        let specs = self.flow_specs(&host_rate)?;
+        let (specs, collectives) = self.flow_specs(&host_rate)?;
         self.check_memory(fabric_bytes, specs.len())?;
         let stop_ps = c.duration.map_or(u64::MAX, |d| d.0);
 
@@ -122,10 +122,12 @@ impl Scenario {
             watchdog: Default::default(),
             unresponsive: Vec::new(),
             deps: Default::default(),
+            collectives: Vec::new(),
             part: None,
         };
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
         sim.deps = crate::engine::deps::Deps::new(&specs);
+        sim.collectives = collectives;
         if specs.iter().any(|f| !f.responsive) {
             sim.unresponsive = specs.iter().map(|f| !f.responsive).collect();
             // With neither a receiver part nor a switch part, nothing sends a sender a
@@ -537,8 +539,12 @@ impl Scenario {
         Ok(())
     }
 
-    /// Flows: explicit ones first, then each generator in order.
-    fn flow_specs(&self, host_rate: &[u64]) -> Result<Vec<FlowSpec>, ScenarioError> {
+    /// Flows: explicit ones first, then each generator in order; and the iterations of the
+    /// collective ones.
+    fn flow_specs(
+        &self,
+        host_rate: &[u64],
+    ) -> Result<(Vec<FlowSpec>, Vec<Collective>), ScenarioError> {
         let c = &self.cfg;
         let nh = host_rate.len() as u32;
         let mut specs: Vec<FlowSpec> = Vec::new();
@@ -603,16 +609,17 @@ impl Scenario {
             });
         }
         let mut rng = Rng::new(c.seed, stream::WORKLOAD);
+        let mut collectives = Vec::new();
         for (i, w) in c.workload.iter().enumerate() {
             let base = specs.len() as u32;
-            specs.extend(
-                generate(w, i, host_rate, &self.base_dir, &mut rng)?
-                    .into_iter()
-                    .map(|mut s| {
-                        s.after.iter_mut().for_each(|a| *a += base);
-                        s
-                    }),
-            );
+            let mut flows = generate(w, i, host_rate, &self.base_dir, &mut rng)?;
+            collectives.extend(crate::workload::collectives(
+                w, i as u32, base, &flows, host_rate,
+            ));
+            flows
+                .iter_mut()
+                .for_each(|s| s.after.iter_mut().for_each(|a| *a += base));
+            specs.extend(flows);
         }
         crate::workload::check_acyclic(&specs)?;
         let stop_ps = c.duration.map_or(u64::MAX, |d| d.0);
@@ -632,7 +639,7 @@ impl Scenario {
                 "long-lived flows without `stop` need a `duration` to end the run",
             ));
         }
-        Ok(specs)
+        Ok((specs, collectives))
     }
 
     /// A scheme's `min_rate` (every rate-based scheme has one) must not exceed a host's line rate.

@@ -414,7 +414,7 @@ fn absolute_paths(cfg: &mut ScenarioCfg, base_dir: &std::path::Path) {
     }
     for w in &mut cfg.workload {
         match w {
-            WorkloadCfg::FlowFile { path } => fix(path),
+            WorkloadCfg::FlowFile { path } | WorkloadCfg::Dag { path, .. } => fix(path),
             WorkloadCfg::Poisson { cdf, .. } if !crate::workload::is_builtin_cdf(cdf) => fix(cdf),
             _ => {}
         }

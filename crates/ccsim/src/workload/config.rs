@@ -102,12 +102,16 @@ pub enum WorkloadCfg {
     /// A flow file of the HPCC simulator: first line the count, then
     /// `src dst priority dport size_bytes start_seconds`.
     FlowFile { path: String },
-    /// Ring all-reduce of `size` bytes over `hosts` (in ring order): reduce-scatter then
-    /// all-gather, 2(N-1) steps in which every host sends a chunk of size/N to the next one,
-    /// each send starting when the chunk it needs has arrived; `iterations` times, each
-    /// starting `gap` (compute) after the host received the last chunk of the one before.
+    /// All-reduce of `size` bytes over `hosts`, `iterations` times, each iteration starting
+    /// `gap` (compute) after the host received the last chunk of the one before; each send
+    /// starts when the chunk it needs has arrived. `ring` (hosts in ring order): reduce-scatter
+    /// then all-gather, 2(N-1) steps of size/N to the next host; `halving_doubling` (N a power
+    /// of 2): recursive halving then doubling, 2 log2(N) steps of size/2 ... size/N ... size/2
+    /// with the partner host.
     Allreduce {
         size: Size,
+        #[serde(default)]
+        algorithm: AllreduceAlgorithm,
         #[serde(default)]
         hosts: HostSet,
         #[serde(default)]
@@ -117,6 +121,41 @@ pub enum WorkloadCfg {
         #[serde(default)]
         gap: Time,
     },
+    /// A DAG of flows from a file: one flow per line, `id src dst size after delay` (`after`:
+    /// comma-separated ids or `-`; `delay`: a time after the last of them, or `-`); flows that
+    /// wait for none start at `start`.
+    Dag {
+        path: String,
+        #[serde(default)]
+        start: Time,
+    },
+    /// All-to-all over `hosts`: every host sends `size` to every other one at once,
+    /// `iterations` times, each starting `gap` after the host received all of the one before.
+    /// `skew` > 0 makes it a mixture-of-experts exchange: per iteration, destinations are
+    /// ranked at random (seeded) and host j receives in proportion to 1 / rank_j^skew (Zipf),
+    /// the total staying N(N-1) x size.
+    Alltoall {
+        size: Size,
+        #[serde(default)]
+        hosts: HostSet,
+        #[serde(default)]
+        start: Time,
+        #[serde(default = "one")]
+        iterations: u32,
+        #[serde(default)]
+        gap: Time,
+        #[serde(default)]
+        skew: f64,
+    },
+}
+
+/// How an all-reduce moves its chunks (`workload.algorithm`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AllreduceAlgorithm {
+    #[default]
+    Ring,
+    HalvingDoubling,
 }
 
 fn one() -> u32 {

@@ -9,7 +9,7 @@ pub mod config;
 use crate::sim::input::ScenarioError;
 use crate::sim::units::{MAX_SIZE_BYTES, MAX_TIME_PS};
 use crate::sim::{Rng, PS_PER_S};
-use config::{HostSet, SenderCount, WorkloadCfg};
+use config::{AllreduceAlgorithm, HostSet, SenderCount, WorkloadCfg};
 
 /// A flow to create: endpoints are host ids; `size_bytes` None = long-lived.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,46 +32,137 @@ pub struct FlowSpec {
     pub after_delay_ps: u64,
 }
 
-/// Ring all-reduce (reduce-scatter, then all-gather) of `size_bytes` over `hosts` in ring
-/// order, `iterations` times: in each of 2(N-1) steps host i sends a chunk of size/N (rounded
-/// up) to host i+1 once the chunk of the step before has arrived from host i-1; an
-/// iteration's first step waits, `gap_ps` longer, for the last chunk of the one before.
-/// Flow (it, step, i) is number (it x 2(N-1) + step) x N + i.
-fn ring_allreduce(
-    hosts: &[u32],
-    size_bytes: u64,
-    start_ps: u64,
+/// One iteration of a collective workload, as the `collectives` table reports it.
+#[derive(Clone, Debug)]
+pub struct Collective {
+    /// Its `[[workload]]` entry: the job.
+    pub job: u32,
+    pub kind: &'static str,
+    pub iteration: u32,
+    pub hosts: u32,
+    /// Its flows are `first_flow..first_flow + flows`.
+    pub first_flow: u32,
+    pub flows: u32,
+    /// The algorithm's bandwidth term on the job's bottleneck: the most payload bytes one of
+    /// its hosts sends or receives in the iteration, at that host's link rate (headers, ACKs
+    /// and latency excluded).
+    pub ideal_ps: u64,
+}
+
+/// The iterations of workload `w` (job `job`) if it is a collective, from its generated
+/// `flows`, the first of which is the run's flow `first_flow`.
+pub fn collectives(
+    w: &WorkloadCfg,
+    job: u32,
+    first_flow: u32,
+    flows: &[FlowSpec],
+    host_rate_bps: &[u64],
+) -> Vec<Collective> {
+    let (kind, iterations) = match w {
+        WorkloadCfg::Allreduce {
+            algorithm: AllreduceAlgorithm::Ring,
+            iterations,
+            ..
+        } => ("allreduce_ring", *iterations),
+        WorkloadCfg::Allreduce { iterations, .. } => ("allreduce_halving_doubling", *iterations),
+        WorkloadCfg::Alltoall { iterations, .. } => ("alltoall", *iterations),
+        _ => return Vec::new(),
+    };
+    let per = flows.len() / iterations as usize;
+    (0..iterations as usize)
+        .map(|it| {
+            let block = &flows[it * per..(it + 1) * per];
+            let mut bytes = std::collections::BTreeMap::<u32, (u64, u64)>::new();
+            for f in block {
+                bytes.entry(f.src).or_default().0 += f.size_bytes.unwrap_or(0);
+                bytes.entry(f.dst).or_default().1 += f.size_bytes.unwrap_or(0);
+            }
+            let ideal_ps = bytes
+                .iter()
+                .map(|(&h, &(out, into))| {
+                    (out.max(into) as u128 * 8 * PS_PER_S as u128
+                        / host_rate_bps[h as usize] as u128) as u64
+                })
+                .max()
+                .unwrap_or(0);
+            Collective {
+                job,
+                kind,
+                iteration: it as u32,
+                hosts: bytes.len() as u32,
+                first_flow: first_flow + (it * per) as u32,
+                flows: per as u32,
+                ideal_ps,
+            }
+        })
+        .collect()
+}
+
+/// The hosts of a collective, with its size and iterations checked.
+fn collective_hosts(
+    hosts: &HostSet,
+    nh: u32,
+    size: crate::sim::quantity::Size,
     iterations: u32,
+    field: &dyn Fn(&str) -> String,
+) -> Result<Vec<u32>, ScenarioError> {
+    let hs = hosts_of(hosts, nh, &field("hosts"))?;
+    if hs.len() < 2 {
+        return Err(ScenarioError::new(
+            &field("hosts"),
+            "a collective needs at least 2 hosts",
+        ));
+    }
+    if size.0 < hs.len() as u64 || size.0 > MAX_SIZE_BYTES {
+        return Err(ScenarioError::new(
+            &field("size"),
+            format!(
+                "must be between one byte per host ({}) and {MAX_SIZE_BYTES} bytes",
+                hs.len()
+            ),
+        ));
+    }
+    if iterations == 0 {
+        return Err(ScenarioError::new(
+            &field("iterations"),
+            "must be at least 1",
+        ));
+    }
+    Ok(hs)
+}
+
+/// The flows of a collective given as steps of (sender, receiver, bytes), indices into
+/// `hosts`: a host's sends in one step wait for every flow it received in the step before;
+/// every `per_iteration` steps an iteration begins, `gap_ps` after those arrivals. The first
+/// step starts at `start_ps`.
+fn stepped(
+    hosts: &[u32],
+    steps: &[Vec<(usize, usize, u64)>],
+    per_iteration: usize,
+    start_ps: u64,
     gap_ps: u64,
 ) -> Vec<FlowSpec> {
-    let n = hosts.len();
-    let steps = 2 * (n - 1);
-    let chunk = size_bytes.div_ceil(n as u64);
-    let index = |it: usize, step: usize, i: usize| ((it * steps + step) * n + i) as u32;
-    let mut out = Vec::with_capacity(iterations as usize * steps * n);
-    for it in 0..iterations as usize {
-        for step in 0..steps {
-            for i in 0..n {
-                let prev = (i + n - 1) % n;
-                let (after, after_delay_ps) = match (it, step) {
-                    (0, 0) => (Vec::new(), 0),
-                    (_, 0) => (vec![index(it - 1, steps - 1, prev)], gap_ps),
-                    _ => (vec![index(it, step - 1, prev)], 0),
-                };
-                out.push(FlowSpec {
-                    src: hosts[i],
-                    dst: hosts[(i + 1) % n],
-                    size_bytes: Some(chunk),
-                    start_ps,
-                    stop_ps: None,
-                    rate_bps: None,
-                    start_rate_bps: None,
-                    responsive: true,
-                    after,
-                    after_delay_ps,
-                });
-            }
+    let mut out = Vec::new();
+    let mut received: Vec<Vec<u32>> = vec![Vec::new(); hosts.len()];
+    for (k, step) in steps.iter().enumerate() {
+        let delay = if k % per_iteration == 0 { gap_ps } else { 0 };
+        let mut into = vec![Vec::new(); hosts.len()];
+        for &(i, j, bytes) in step {
+            into[j].push(out.len() as u32);
+            out.push(FlowSpec {
+                src: hosts[i],
+                dst: hosts[j],
+                size_bytes: Some(bytes),
+                start_ps,
+                stop_ps: None,
+                rate_bps: None,
+                start_rate_bps: None,
+                responsive: true,
+                after_delay_ps: if received[i].is_empty() { 0 } else { delay },
+                after: std::mem::take(&mut received[i]),
+            });
         }
+        received = into;
     }
     out
 }
@@ -79,7 +170,18 @@ fn ring_allreduce(
 /// Refuse flows that wait, through `after`, for themselves (a cycle never starts), naming one
 /// flow of the cycle.
 pub fn check_acyclic(specs: &[FlowSpec]) -> Result<(), ScenarioError> {
-    // Kahn's algorithm: flows whose waits can all be met; any left over sit on a cycle.
+    match on_cycle(specs) {
+        Some(i) => Err(ScenarioError::new(
+            "flows",
+            format!("flow {i} ({} -> {}) waits, through `after`, for a flow that waits for it: a cycle never starts; remove one of its dependencies", specs[i].src, specs[i].dst),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A flow on a cycle of `after`, if there is one.
+fn on_cycle(specs: &[FlowSpec]) -> Option<usize> {
+    // Kahn's algorithm: flows whose waits can all be met; any left over wait on a cycle.
     let mut waits: Vec<usize> = specs.iter().map(|s| s.after.len()).collect();
     let mut dependents = vec![Vec::new(); specs.len()];
     for (i, s) in specs.iter().enumerate() {
@@ -99,24 +201,18 @@ pub fn check_acyclic(specs: &[FlowSpec]) -> Result<(), ScenarioError> {
         }
     }
     if met == specs.len() {
-        return Ok(());
+        return None;
     }
     // Walk back through flows left waiting until one repeats: it is on a cycle.
     let mut seen = vec![false; specs.len()];
-    let mut i = waits.iter().position(|&w| w > 0).unwrap_or(0);
+    let mut i = waits.iter().position(|&w| w > 0)?;
     while !seen[i] {
         seen[i] = true;
-        i = specs[i]
-            .after
-            .iter()
-            .map(|&a| a as usize)
+        i = (specs[i].after.iter().map(|&a| a as usize))
             .find(|&a| waits[a] > 0)
             .unwrap_or(i);
     }
-    Err(ScenarioError::new(
-        "flows",
-        format!("flow {i} ({} -> {}) waits, through `after`, for a flow that waits for it: a cycle never starts; remove one of its dependencies", specs[i].src, specs[i].dst),
-    ))
+    Some(i)
 }
 
 /// A flow's `start_rate`: above 0 and, with a rate limiter, not above it (a host's line rate
@@ -672,36 +768,82 @@ pub fn generate(
             }
         }
         WorkloadCfg::FlowFile { path } => out = read_hpcc_flows(&base_dir.join(path), path, nh)?,
+        WorkloadCfg::Dag { path, start } => {
+            let text = crate::sim::input::read_input(&base_dir.join(path)).map_err(|e| {
+                ScenarioError::new(&field("path"), format!("cannot read `{path}`: {e}"))
+            })?;
+            out = parse_dag(&text, path, nh, start.0)?;
+        }
         WorkloadCfg::Allreduce {
             size,
+            algorithm,
             hosts,
             start,
             iterations,
             gap,
         } => {
-            let hs = hosts_of(hosts, nh, &field("hosts"))?;
-            if hs.len() < 2 {
+            let hs = collective_hosts(hosts, nh, *size, *iterations, &field)?;
+            let n = hs.len();
+            let per_iteration = match algorithm {
+                AllreduceAlgorithm::Ring => {
+                    let chunk = size.0.div_ceil(n as u64);
+                    let step: Vec<_> = (0..n).map(|i| (i, (i + 1) % n, chunk)).collect();
+                    vec![step; 2 * (n - 1)]
+                }
+                AllreduceAlgorithm::HalvingDoubling if !n.is_power_of_two() => {
+                    return Err(ScenarioError::new(&field("hosts"), format!("halving-doubling needs a power of 2 of hosts, not {n}; use algorithm = \"ring\" or change the host set")));
+                }
+                AllreduceAlgorithm::HalvingDoubling => {
+                    // Halving: partners n/2, n/4, ... 1 apart exchange size/2, size/4, ...;
+                    // doubling: the same in reverse.
+                    let m = n.trailing_zeros() as usize;
+                    let step = |d: usize, div: u64| -> Vec<(usize, usize, u64)> {
+                        (0..n).map(|i| (i, i ^ d, size.0.div_ceil(div))).collect()
+                    };
+                    let halving = (0..m).map(|k| step(n >> (k + 1), 2 << k));
+                    let doubling = (0..m).map(|k| step(1 << k, (n >> k) as u64));
+                    halving.chain(doubling).collect()
+                }
+            };
+            let steps = per_iteration.len();
+            let all: Vec<_> = (0..*iterations)
+                .flat_map(|_| per_iteration.clone())
+                .collect();
+            out = stepped(&hs, &all, steps, start.0, gap.0);
+        }
+        WorkloadCfg::Alltoall {
+            size,
+            hosts,
+            start,
+            iterations,
+            gap,
+            skew,
+        } => {
+            let hs = collective_hosts(hosts, nh, *size, *iterations, &field)?;
+            if !skew.is_finite() || *skew < 0.0 {
                 return Err(ScenarioError::new(
-                    &field("hosts"),
-                    "an all-reduce needs at least 2 hosts",
+                    &field("skew"),
+                    format!("{skew} is not a Zipf exponent: give 0 (uniform) or more"),
                 ));
             }
-            if size.0 < hs.len() as u64 || size.0 > MAX_SIZE_BYTES {
-                return Err(ScenarioError::new(
-                    &field("size"),
-                    format!(
-                        "must be between one byte per host ({}) and {MAX_SIZE_BYTES} bytes",
-                        hs.len()
-                    ),
-                ));
-            }
-            if *iterations == 0 {
-                return Err(ScenarioError::new(
-                    &field("iterations"),
-                    "must be at least 1",
-                ));
-            }
-            out = ring_allreduce(&hs, size.0, start.0, *iterations, gap.0);
+            let n = hs.len();
+            let steps: Vec<Vec<(usize, usize, u64)>> = (0..*iterations)
+                .map(|_| {
+                    // Destination j's weight 1 / rank_j^skew, ranks drawn per iteration.
+                    let mut rank: Vec<usize> = (1..=n).collect();
+                    for i in (1..n).rev() {
+                        rank.swap(i, rng.below(i as u64 + 1) as usize);
+                    }
+                    let w: Vec<f64> = rank.iter().map(|&r| (r as f64).powf(-skew)).collect();
+                    let mean = w.iter().sum::<f64>() / n as f64;
+                    let bytes = |j: usize| ((size.0 as f64 * w[j] / mean).round() as u64).max(1);
+                    (0..n)
+                        .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
+                        .map(|(i, j)| (i, j, bytes(j)))
+                        .collect()
+                })
+                .collect();
+            out = stepped(&hs, &steps, 1, start.0, gap.0);
         }
     }
     Ok(out)
@@ -717,6 +859,102 @@ pub fn read_hpcc_flows(
     let text = crate::sim::input::read_input(path)
         .map_err(|e| ScenarioError::new("workload.path", format!("cannot read `{shown}`: {e}")))?;
     parse_hpcc_flows(&text, shown, n_hosts)
+}
+
+/// The text of a DAG file (`WorkloadCfg::Dag`), named `shown` in errors: one flow per line,
+/// `id src dst size after delay`, `#` starts a comment. Ids are any words, each once; `after`
+/// names flows of the file, listed before or after, and a cycle is refused naming an id on it.
+pub fn parse_dag(
+    text: &str,
+    shown: &str,
+    n_hosts: u32,
+    start_ps: u64,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let e = |ln: usize, m: String| ScenarioError::new(&format!("{shown}: line {}", ln + 1), m);
+    let lines: Vec<(usize, Vec<&str>)> = (text.lines().enumerate())
+        .map(|(ln, l)| {
+            (
+                ln,
+                l.split('#')
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect(),
+            )
+        })
+        .filter(|(_, p): &(usize, Vec<&str>)| !p.is_empty())
+        .collect();
+    let mut ids = std::collections::HashMap::new();
+    for (k, (ln, p)) in lines.iter().enumerate() {
+        if p.len() != 6 {
+            return Err(e(*ln, format!("{} fields, where a flow is `id src dst size after delay` (after: ids joined by commas, or -; delay: e.g. 5us, or -)", p.len())));
+        }
+        if let Some(first) = ids.insert(p[0], k) {
+            return Err(e(
+                *ln,
+                format!(
+                    "id `{}` is already the flow of line {}; give each flow its own id",
+                    p[0],
+                    lines[first].0 + 1
+                ),
+            ));
+        }
+    }
+    let mut out = Vec::with_capacity(lines.len());
+    for (ln, p) in &lines {
+        let host = |s: &str| match s.parse::<u32>() {
+            Ok(h) if h < n_hosts => Ok(h),
+            _ => Err(e(
+                *ln,
+                format!("host `{s}` is not one of the hosts 0..{}", n_hosts - 1),
+            )),
+        };
+        let (src, dst) = (host(p[1])?, host(p[2])?);
+        if src == dst {
+            return Err(e(*ln, "source and destination are the same host".into()));
+        }
+        let size =
+            crate::sim::units::parse_size_bytes(p[3]).map_err(|m| e(*ln, format!("size: {m}")))?;
+        if size == 0 || size > MAX_SIZE_BYTES {
+            return Err(e(*ln, format!("size must be 1 to {MAX_SIZE_BYTES} bytes")));
+        }
+        let after = match p[4] {
+            "-" => Vec::new(),
+            list => (list.split(','))
+                .map(|id| match ids.get(id) {
+                    None => Err(e(
+                        *ln,
+                        format!("`after` names `{id}`, which no line of the file is"),
+                    )),
+                    Some(_) if id == p[0] => Err(e(*ln, format!("flow `{id}` waits for itself"))),
+                    Some(&k) => Ok(k as u32),
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let delay = match p[5] {
+            "-" => 0,
+            t => crate::sim::units::parse_time_ps(t).map_err(|m| e(*ln, format!("delay: {m}")))?,
+        };
+        if delay > 0 && after.is_empty() {
+            return Err(e(*ln, "a delay counts from the flows in `after`, and there are none: write - for either both or neither".into()));
+        }
+        out.push(FlowSpec {
+            src,
+            dst,
+            size_bytes: Some(size),
+            start_ps,
+            stop_ps: None,
+            rate_bps: None,
+            start_rate_bps: None,
+            responsive: true,
+            after,
+            after_delay_ps: delay,
+        });
+    }
+    if let Some(k) = on_cycle(&out) {
+        return Err(e(lines[k].0, format!("flow `{}` waits, through `after`, for a flow that waits for it: a cycle never starts; remove one of its dependencies", lines[k].1[0])));
+    }
+    Ok(out)
 }
 
 /// The text of an HPCC simulator flow file (see `read_hpcc_flows`), named `shown` in errors.
@@ -822,7 +1060,9 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("incast", "N senders x size to one receiver, once (at) or recurring at a target load (load, start, stop)"),
     ("long_lived", "long-lived flows between host pairs (pairs, start, stop)"),
     ("flow_file", "HPCC ns-3 simulator flow file (path)"),
-    ("allreduce", "ring all-reduce: 2(N-1) dependent steps of size/N to the next host (size, hosts, start, iterations, gap)"),
+    ("dag", "a DAG of flows from a file, `id src dst size after delay` per line (path, start)"),
+    ("allreduce", "all-reduce, ring (2(N-1) steps of size/N to the next host) or halving_doubling, each step waiting for the chunk it needs (size, algorithm, hosts, start, iterations, gap)"),
+    ("alltoall", "every host sends size to every other at once; skew > 0: Zipf-weighted destinations, a mixture-of-experts exchange (size, hosts, start, iterations, gap, skew)"),
     ("cdf:websearch", "WebSearch, DCTCP SIGCOMM'10 (mean ~1.7 MB)"),
     ("cdf:fb_hadoop", "Facebook Hadoop, Roy et al. SIGCOMM'15 (mean ~120 KB)"),
     ("cdf:cache_follower", "Facebook Cache Follower (mean ~0.7 MB)"),
