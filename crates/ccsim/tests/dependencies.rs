@@ -23,9 +23,19 @@ fn wire_s(bytes: u64) -> f64 {
 
 #[test]
 fn a_lone_ring_allreduce_finishes_within_5_percent_of_its_analytic_time() {
-    for size in [256_000u64, 1_000_000, 8_000_000] {
+    // RCC too: a flow that waits starts alone (its first window the line rate's BDP), not in
+    // a cohort of every flow to its receiver configured to start at 0 (1193 us for 1 MB on two
+    // hosts, 12x the analytic time, before that was so).
+    let cases = [
+        ("dcqcn", 256_000u64),
+        ("dcqcn", 1_000_000),
+        ("dcqcn", 8_000_000),
+        ("rcc", 1_000_000),
+    ];
+    for (scheme, size) in cases {
         let toml =
-            format!("{STAR}[[workload]]\nkind = \"allreduce\"\nsize = {size}\nhosts = \"0..7\"\n");
+            format!("{STAR}[[workload]]\nkind = \"allreduce\"\nsize = {size}\nhosts = \"0..7\"\n")
+                .replace("\"dcqcn\"", &format!("\"{scheme}\""));
         let (_, _, r) = common::run(&toml);
         let (n, steps) = (8u64, 14.0);
         let finish = common::column(&r, "flows", "finish_ps");
@@ -42,12 +52,12 @@ fn a_lone_ring_allreduce_finishes_within_5_percent_of_its_analytic_time() {
         let ideal = steps * step + 2.0 * (60.0 * 8.0 / C_BPS) + 2.0 * D_S;
         let gap = measured / ideal - 1.0;
         eprintln!(
-            "{size} B: {measured:.4e} s, ideal {ideal:.4e} s ({:+.2}%)",
+            "{scheme}, {size} B: {measured:.4e} s, ideal {ideal:.4e} s ({:+.2}%)",
             100.0 * gap
         );
         assert!(
             gap.abs() < 0.05,
-            "{size} B: {measured:.3e} s against the ideal {ideal:.3e} s ({:+.1}%)",
+            "{scheme}, {size} B: {measured:.3e} s against the ideal {ideal:.3e} s ({:+.1}%)",
             100.0 * gap
         );
         // Every step sends every chunk, and each waits for the one before it.
@@ -135,11 +145,17 @@ fn dags_that_cannot_run_are_refused_naming_the_flow() {
 }
 
 #[test]
-fn waiting_flows_run_on_one_thread_and_say_why_when_more_are_asked() {
-    let toml = format!("threads = 2\n{STAR}[[workload]]\nkind = \"allreduce\"\nsize = \"64KB\"\n");
+fn a_flow_waiting_for_one_that_arrives_elsewhere_runs_on_one_thread() {
+    // Flow 1 sends from host 3 but waits for flow 0, which arrives at host 1.
+    let toml = format!(
+        "threads = 2\n{STAR}[[flows]]\nsrc = 0\ndst = 1\nsize = \"10KB\"\n[[flows]]\nsrc = 3\ndst = 4\nsize = \"10KB\"\nafter = [0]\n"
+    );
     let sc = Scenario::load(&toml, std::path::Path::new("."), None, &[]).unwrap();
     let e = sc.start().err().expect("refused").to_string();
-    assert!(e.contains("after") && e.contains("threads = 1"), "{e}");
+    assert!(
+        e.contains("flow 1 waits for flow 0") && e.contains("threads = 1"),
+        "{e}"
+    );
 }
 
 /// The `collectives` table's rows: (completion_ps, ideal_ps, slowdown).
@@ -230,6 +246,22 @@ fn an_all_to_all_delivers_every_pair_and_a_skewed_one_loads_its_hot_hosts() {
             "{STAR}[[workload]]\nkind = \"alltoall\"\nsize = \"100KB\"\nskew = {skew}\n"
         ))
     };
+    // Two iterations: each of a host's 7 sends of the second waits for all 7 flows into it.
+    let (_, sim, _) = common::run(&format!(
+        "{STAR}[[workload]]\nkind = \"alltoall\"\nsize = \"100KB\"\niterations = 2\n"
+    ));
+    for f in &sim.flows[56..] {
+        let last_in = (sim.flows[..56].iter())
+            .filter(|g| g.dst == f.src)
+            .map(|g| g.finish_ps)
+            .max()
+            .unwrap();
+        // It started once its last input arrived, a little before that input's last ACK.
+        assert!(
+            f.start_ps + 2_100_000 > last_in && f.start_ps < last_in,
+            "{f:?}"
+        );
+    }
     let (_, sim, r) = run(0.0);
     assert_eq!(sim.flows.len(), 56);
     common::assert_conserved("alltoall", &r, 56 * 100_000);

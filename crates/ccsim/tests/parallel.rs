@@ -166,6 +166,46 @@ fn a_fat_tree_workload_is_identical() {
 }
 
 #[test]
+fn collectives_beside_background_traffic_are_identical() {
+    // Flows released by arrivals (workload dependencies) on a k = 4 fat-tree: two jobs, a ring
+    // and a halving-doubling all-reduce, over hosts of several pods, two iterations each with
+    // a compute gap, an all-to-all, and WebSearch beside them.
+    let toml = r#"
+        [topology]
+        kind = "fat_tree"
+        k = 4
+        host_link = { rate = "100Gbps", delay = "1us" }
+        fabric_link = { rate = "100Gbps", delay = "1us" }
+        [cc]
+        scheme = "dcqcn"
+        [[workload]]
+        kind = "allreduce"
+        size = "400KB"
+        hosts = [0, 5, 10, 15, 3, 6]
+        iterations = 2
+        gap = "5us"
+        [[workload]]
+        kind = "allreduce"
+        algorithm = "halving_doubling"
+        size = "200KB"
+        hosts = [1, 2, 8, 12]
+        iterations = 2
+        [[workload]]
+        kind = "alltoall"
+        size = "20KB"
+        hosts = [4, 7, 9, 11, 13]
+        skew = 1.0
+        [[workload]]
+        kind = "poisson"
+        cdf = "websearch"
+        load = 0.3
+        stop = "100us"
+        "#;
+    let sim = identical_for_any_thread_count("collectives", toml);
+    assert_conserved("collectives", &sim);
+}
+
+#[test]
 fn the_fat_tree_benchmark_is_identical_for_any_thread_count() {
     // `ccsim bench`'s k = 8 fat-tree (128 hosts, 8 pods: 8 partitions), WebSearch at 30% with
     // DCQCN, for its first 100 us.

@@ -1,7 +1,9 @@
 //! Flows that start when others have arrived (`FlowSpec::after`): per flow, how many flows it
 //! still waits for and its delay, and who waits for whom. A flow counts as arrived when its
 //! last byte reaches the receiver in order; the flows waiting for it alone then start `delay`
-//! later. Empty, and never read on the data path, when no flow waits.
+//! later. Empty, and never read on the data path, when no flow waits. In a parallel run the
+//! partition where a flow arrives releases its waiters, so each waiter must send from the
+//! host where the flows it waits for arrive (as every step of a collective does).
 
 use super::Simulation;
 use crate::sim::Event;
@@ -50,6 +52,18 @@ impl Deps {
     /// No flow waits for another.
     pub fn is_empty(&self) -> bool {
         self.waiting.is_empty()
+    }
+
+    /// A flow that waits for one arriving at another host than its sender, if any: (the one
+    /// waited for, the waiting flow). A parallel run releases a flow in the partition where
+    /// what it waits for arrives, which must be its sender's.
+    pub fn remote(&self, flows: &[crate::transport::Flow]) -> Option<(u32, u32)> {
+        (0..self.waiting.len()).find_map(|a| {
+            let waiting = &self.list[self.first[a] as usize..self.first[a + 1] as usize];
+            (waiting.iter())
+                .find(|&&w| flows[w as usize].src != flows[a].dst)
+                .map(|&w| (a as u32, w))
+        })
     }
 
     /// Flow `f` starts only when the flows it waits for have arrived.

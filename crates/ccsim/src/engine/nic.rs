@@ -171,10 +171,28 @@ impl Simulation {
             }
         } else {
             self.ports[pid as usize].enqueue(prio, id, size);
+            if self.ports[pid as usize].prios[prio].len() > MAX_NIC_CTRL_PACKETS {
+                self.control_storm(hid);
+            }
         }
         if kick {
             self.port_kick(pid);
         }
         id
     }
+
+    /// Host `hid`'s NIC holds more control packets than it can ever send: the scheme makes
+    /// them faster than the link carries them, and the run would exhaust memory.
+    #[cold]
+    fn control_storm(&mut self, hid: u32) {
+        if self.fatal.is_none() {
+            self.fatal = Some(super::SimError(format!(
+                "a control storm at {:.3} us: host {hid}'s NIC holds over {MAX_NIC_CTRL_PACKETS} control packets (grants, credits, ACKs) waiting for its link, made faster than the link carries them; the scheme does not keep up with this many concurrent flows (fewer flows or a lower load run)",
+                self.now_ps as f64 / 1e6
+            )));
+        }
+    }
 }
+
+/// Control packets one NIC may hold before the run stops as a control storm (`control_storm`).
+const MAX_NIC_CTRL_PACKETS: usize = 1 << 18;

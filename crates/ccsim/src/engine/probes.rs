@@ -446,7 +446,7 @@ impl Simulation {
     }
 
     /// Per collective job: its iterations' completion times (mean, min, max: the spread), the
-    /// bandwidth term and the mean slowdown, over the iterations that completed.
+    /// bandwidth term and the slowdowns (mean, min, max), over the iterations that completed.
     fn collectives_summary(&self) -> Value {
         let spans = self.collective_spans();
         let mut jobs = Map::new();
@@ -480,6 +480,8 @@ impl Simulation {
                     "completion_max_us": us.iter().cloned().reduce(f64::max),
                     "ideal_avg_us": its.iter().map(|(c, _)| c.ideal_ps as f64 / 1e6).sum::<f64>() / its.len() as f64,
                     "slowdown_avg": mean(&slowdowns),
+                    "slowdown_min": slowdowns.iter().cloned().reduce(f64::min),
+                    "slowdown_max": slowdowns.iter().cloned().reduce(f64::max),
                 }),
             );
         }

@@ -765,11 +765,14 @@ impl Scenario {
             }
             sim.flows.push(fl);
         }
+        // Flows to one receiver that start at one instant (RCC's first request). A flow that
+        // waits for others starts when they arrive, known only then: it counts as alone.
         let mut cohorts = std::collections::HashMap::<(u32, u64), u32>::new();
-        for f in &sim.flows {
+        let waits = |i: usize| !specs[i].after.is_empty();
+        for (_, f) in sim.flows.iter().enumerate().filter(|&(i, _)| !waits(i)) {
             *cohorts.entry((f.dst, f.start_ps)).or_default() += 1;
         }
-        for f in &mut sim.flows {
+        for (_, f) in sim.flows.iter_mut().enumerate().filter(|&(i, _)| !waits(i)) {
             f.cohort = cohorts[&(f.dst, f.start_ps)];
         }
         Ok(())
@@ -1039,9 +1042,10 @@ impl Scenario {
                 "run it with threads = 1".into(),
             ));
         }
-        if !sim.deps.is_empty() {
+        if let Some((a, w)) = sim.deps.remote(&sim.flows) {
+            let (fa, fw) = (&sim.flows[a as usize], &sim.flows[w as usize]);
             return Some((
-                "flows that wait for others (`after`) are released in one event queue".into(),
+                format!("flow {w} waits for flow {a}, which arrives at host {}, not at its sender {}; a parallel run releases a waiting flow where what it waits for arrives", fa.dst, fw.src),
                 "run it with threads = 1".into(),
             ));
         }

@@ -159,7 +159,7 @@ fn stepped(
                 start_rate_bps: None,
                 responsive: true,
                 after_delay_ps: if received[i].is_empty() { 0 } else { delay },
-                after: std::mem::take(&mut received[i]),
+                after: received[i].clone(),
             });
         }
         received = into;
