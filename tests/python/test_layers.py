@@ -17,6 +17,7 @@ LAYERS = {
     "api": 1,
     "bench": 1,
     "hpcc_import": 2,
+    "dag": 2,
     "sweeps": 2,
     "results": 3,
     "measures": 3,

@@ -29,10 +29,11 @@ def test_report_is_self_contained_with_every_plot_and_run(
 ) -> None:
     text = report_path.read_text()
     images = re.findall(r'<img alt="([a-z_]+)" src="data:image/png;base64,', text)
-    # Every kind but the per-flow queue plot, whose probes (by_flow) this sweep does not enable:
-    # the report says so instead.
-    assert images == [k for k in plots.KINDS if k != "flow_queue"]
+    # Every kind but the per-flow queue plot, whose probes (by_flow) this sweep does not enable,
+    # and the collectives plot, which has no collective workload to draw: the report says so.
+    assert images == [k for k in plots.KINDS if k not in ("flow_queue", "collectives")]
     assert "flow_queue skipped: plot flow_queue: no per-flow queue samples" in text
+    assert "collectives skipped: plot collectives: no collective workload" in text
     assert not re.search(r"""(src|href)=["']?(https?:|file:|/)""", text)
     assert "<script" not in text
     runs = ccsim.load(sweep_dir).runs
