@@ -28,9 +28,16 @@
 //! `acc_nohalt` (section 6.4, Figure 16) throttles to R without halting.
 //!
 //! Readings (section 4.2-4.3, named here and in the docs):
-//! * R counts bytes on the wire: MTU in line 3 is a full packet with its headers, the unit
-//!   the pacer charges, so that flows resuming at their R fill the link (Proposition 1);
-//!   counted in payload bytes they would resume at 0.954 C with 1000 B payloads.
+//! * R counts each ACK as one packet's payload (`r_bytes = "payload"`): MTU in line 3 is the
+//!   `Mtu` of the HPCC simulator the authors built ACC in (section 6.1), which its scripts
+//!   set to the payload size, while its pacer charges whole frames; so flows resume at R
+//!   a little below C (0.954 C with 1000 B payloads) and the queue drains. `"wire"` counts
+//!   whole frames (ccsim's earlier reading of Proposition 1): the resumed rates then add up
+//!   to C, a queue of a few packets stands at TCD's 2 KB threshold, no period is clean and
+//!   the rates freeze unequal (Jain 0.91 on the 10-to-1, against 0.99 with payload bytes).
+//! * Section 4.2: out of a halt, an ACK counts in a period only once snd_una has passed the
+//!   snd_nxt recorded at the halt ("the ACK is considered eligible"); during the halt every
+//!   ACK counts, for lines 6-10.
 //! * R is clamped to [`min_rate`, line rate] before use, and t_Halt uses the clamped R, the
 //!   rate the flow will actually drain and then send at.
 //! * t_Halt exists to drain the flow's own backlog, so it is bounded by it: the flow's
@@ -109,7 +116,21 @@ pub struct AccParams {
     /// Source halt on (`acc`) or off (`acc_nohalt`).
     pub halt: bool,
     pub min_rate: Rate,
+    /// What one ACK counts for in R = recvNum x MTU / T (module header).
+    pub r_bytes: AckBytes,
     pub tcd: TcdParams,
+}
+
+/// The MTU of line 3's R = recvNum x MTU / T (`cc.params.r_bytes`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AckBytes {
+    /// A packet's payload: the `Mtu` of the HPCC simulator the authors built ACC in (its
+    /// configuration sets it to the payload size; its pacer charges whole frames).
+    #[default]
+    Payload,
+    /// A whole frame on the wire, the pacer's unit (ccsim's earlier reading of Proposition 1).
+    Wire,
 }
 
 impl Default for AccParams {
@@ -122,6 +143,7 @@ impl Default for AccParams {
             ce_fraction: 0.9,
             halt: true,
             min_rate: Rate(100_000_000),
+            r_bytes: AckBytes::Payload,
             tcd: TcdParams::default(),
         }
     }
@@ -235,11 +257,11 @@ impl AccSender {
     }
 
     /// R: the ACK arrival rate over the period (or over the last inter-arrival time when ACKs
-    /// are sparser than one per period), in bytes on the wire: each ACK stands for one full
-    /// packet of `mtu_wire` bytes (line 3's recvNum x MTU), which is what the pacer charges.
-    pub fn ack_rate_bps(&self, mtu_wire: u64) -> f64 {
+    /// are sparser than one per period), each ACK standing for `mtu` bytes (line 3's
+    /// recvNum x MTU; `AckBytes`).
+    pub fn ack_rate_bps(&self, mtu: u64) -> f64 {
         let span = self.period_ps.max(self.ack_gap_ps);
-        (self.acks as u64 * mtu_wire) as f64 * 8.0 * PS_PER_S as f64 / span as f64
+        (self.acks as u64 * mtu) as f64 * 8.0 * PS_PER_S as f64 / span as f64
     }
 
     fn set_rate(&mut self, p: &AccParams, tx: &mut Tx, rate: f64) {
@@ -264,7 +286,11 @@ impl AccSender {
     /// `min_rate` and line rate) and halts for t_Halt = (dS - dA) / R at that rate.
     fn congested(&mut self, p: &AccParams, tx: &mut Tx, sent_bytes: u64, acked_bytes: u64) {
         if !self.halted && tx.snd_una() > self.snd_nxt_start {
-            let r = self.ack_rate_bps(tx.mtu_wire_bytes());
+            let mtu = match p.r_bytes {
+                AckBytes::Payload => tx.mtu_payload_bytes(),
+                AckBytes::Wire => tx.mtu_wire_bytes(),
+            };
+            let r = self.ack_rate_bps(mtu);
             self.set_rate(p, tx, r);
             let r = self.rate_bps;
             if p.halt && sent_bytes > acked_bytes {
@@ -393,6 +419,19 @@ impl SenderPart<AccParams> for AccSender {
         tx.set_timer(PERIOD, tx.now_ps + self.period_ps);
     }
     fn on_ack(&mut self, _: &AccParams, tx: &mut Tx, ack: &AckInfo) {
+        let halt_end = self.halts.last().map_or(0, |h| h.end_ps);
+        self.ack_gap_ps = match self.last_ack_ps {
+            Some(t) if t >= halt_end || tx.now_ps < halt_end => tx.now_ps - t,
+            _ => 0,
+        };
+        self.last_ack_ps = Some(tx.now_ps);
+        // Section 4.2: once out of a halt, only ACKs of packets sent after it count ("the ACK
+        // is considered eligible" when snd_una has passed the snd_nxt recorded at the halt).
+        // During the halt they do: lines 6-10 judge the halt's first period by them.
+        let halted = self.halted && tx.now_ps < tx.ctl().hold_until_ps;
+        if !halted && tx.snd_una() <= self.snd_nxt_start {
+            return;
+        }
         self.acks += 1;
         self.acks_by_mark[ack.mark as usize] += 1;
         match ack.mark {
@@ -400,12 +439,6 @@ impl SenderPart<AccParams> for AccSender {
             Mark::Ue => self.ue_acks += 1,
             Mark::None => {}
         }
-        let halt_end = self.halts.last().map_or(0, |h| h.end_ps);
-        self.ack_gap_ps = match self.last_ack_ps {
-            Some(t) if t >= halt_end || tx.now_ps < halt_end => tx.now_ps - t,
-            _ => 0,
-        };
-        self.last_ack_ps = Some(tx.now_ps);
     }
     fn on_timer(&mut self, p: &AccParams, tx: &mut Tx, _: u8) {
         self.end_period(p, tx);
@@ -424,6 +457,15 @@ mod tests {
     const T: u64 = 10 * PS_PER_US;
     /// A full packet on the wire in `TestFlow`: 1000 B payload + 48 B headers.
     const WIRE: f64 = 1048.0;
+
+    /// Algorithm 1's arithmetic below is written with R in wire bytes (1048 B per ACK);
+    /// `r_bytes_is_the_simulators_payload_mtu` checks the default.
+    fn wire() -> AccParams {
+        AccParams {
+            r_bytes: AckBytes::Wire,
+            ..AccParams::default()
+        }
+    }
 
     fn flow(p: &AccParams) -> (AccSender, TestFlow) {
         let mut f = TestFlow::new(LINE);
@@ -482,7 +524,7 @@ mod tests {
         // Lines 2-5, 27-33. Period 1: 125 KB sent. Period 2: 25 ACKs, all CE, so
         // R = 25 x 1048 B / 10 us = 20.96 Gb/s on the wire and the excess is dS - dA =
         // 125 - 25 = 100 KB of payload, 104.8 KB on the wire: t_Halt = 40 us.
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
@@ -495,19 +537,21 @@ mod tests {
     }
 
     #[test]
-    fn the_ack_rate_counts_bytes_on_the_wire_so_resumed_flows_fill_the_link() {
-        // Proposition 1: after the halt the flows' rates add up to C. Ten flows share a 100G
-        // link of 1048 B frames: each receives C / 10 / (8 x 1048 B) ACKs per second. Over
-        // 100 periods of 10 us that is 1192.7 ACKs; R counted in wire bytes gives C / 10
-        // back, where counting 1000 B of payload per ACK would give 0.954 x C / 10.
-        let p = AccParams {
-            period: Time(100 * T),
-            ..AccParams::default()
-        };
-        let (mut s, mut f) = flow(&p);
-        s.acks = 1193;
-        let r = s.ack_rate_bps(f.tx(0).mtu_wire_bytes());
-        assert!((r / 10e9 - 1.0).abs() < 1e-3, "{r}");
+    fn r_bytes_is_the_simulators_payload_mtu() {
+        // Line 3, R = recvNum x MTU / T: 25 CE ACKs in a period of 10 us. The authors' HPCC
+        // simulator sets its Mtu to the payload (1000 B here): R = 20 Gb/s, which its pacer
+        // then charges in whole frames. Counted as frames on the wire (1048 B): 20.96 Gb/s.
+        for (r_bytes, want) in [(AckBytes::Payload, 20_000_000_000), (AckBytes::Wire, 20_960_000_000)] {
+            let p = AccParams {
+                r_bytes,
+                ..AccParams::default()
+            };
+            assert_eq!(AccParams::default().r_bytes, AckBytes::Payload);
+            let (mut s, mut f) = flow(&p);
+            period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
+            period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
+            assert_eq!(f.f.ctl.rate_bps, want, "{r_bytes:?}");
+        }
     }
 
     #[test]
@@ -515,7 +559,7 @@ mod tests {
         // Lines 6-10: in period 2 (T_i) the flow sent 125 KB more. R_s, the measured rate of
         // period 1, is 125 KB / 10 us on the wire (104.8 Gb/s); r = 125 KB x (1 - R / R_s) =
         // 100 KB of payload, t_extend = 40 us.
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
@@ -536,7 +580,7 @@ mod tests {
         // PFC paused the NIC for half of period 1: it sent 62.5 KB, R_s = 52.4 Gb/s. Then
         // r = 125 KB x (1 - 20.96 / 52.4) = 75 KB, t_extend = 30 us (the set rate, line
         // rate, would have given 100 KB and 40 us).
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 62_500);
         period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
@@ -553,7 +597,7 @@ mod tests {
         // (100 Mb/s), the rate the flow then sends at. Unbounded, t_Halt would be
         // 6.2 MB / 100 Mb/s = 0.5 s; but the flow has only 64 KB in flight, of which one base
         // RTT at R is the pipe's: the halt drains the rest at R.
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
         s.on_ack(&p, &mut f.tx(1), &ack(Mark::Ce, 0));
         for k in 1..=50 {
@@ -572,7 +616,7 @@ mod tests {
     #[test]
     fn after_a_halt_only_acks_past_snd_nxt_start_count() {
         // Line 2: the halt ends at 2T + 80 us; ACKs of packets sent before it change nothing.
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
@@ -583,19 +627,22 @@ mod tests {
         period(&mut s, &p, &mut f, end, 5, Mark::Ce, 10_000);
         assert!(!s.halted && f.f.ctl.hold_until_ps < end);
         assert_eq!(f.f.ctl.rate_bps, 20_960_000_000);
-        // Past it: throttled to the new ACK rate (10 ACKs / 10 us = 8.384 Gb/s on the wire)
-        // and halted again.
+        // Section 4.2, per ACK: of 15 ACKs the first 5 bring snd_una only up to snd_nxt_start
+        // and do not count; the 10 past it throttle the flow to 10 ACKs / 10 us = 8.384 Gb/s
+        // on the wire, and halt it again.
         period(&mut s, &p, &mut f, end + T, 0, Mark::None, 0);
-        f.f.snd_una = start;
-        period(&mut s, &p, &mut f, end + 2 * T, 10, Mark::Ce, 0);
+        f.f.snd_una = start - 5000;
+        period(&mut s, &p, &mut f, end + 2 * T, 15, Mark::Ce, 0);
         assert_eq!(f.f.ctl.rate_bps, 8_384_000_000);
+        assert!(s.halted);
     }
 
     #[test]
     fn sparse_acks_use_the_inter_arrival_time() {
         // Section 4.3: one ACK 30 us after the previous one gives 1 packet / 30 us, not / T.
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
+        f.f.snd_una = 1000;
         let a = ack(Mark::Ce, 1000);
         // The first ACK has no inter-arrival time: 1 packet / T, however long (50 us) the
         // flow waited for it.
@@ -624,7 +671,7 @@ mod tests {
     fn uncongested_flows_increase_in_two_stages() {
         // Lines 13-21: RI_Low = 100G / 250 = 400 Mb/s for two periods, then RI_High = 4 Gb/s,
         // each scaled by (line - R_s) / line.
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
         s.set_rate(&p, &mut f.tx(0), 50e9);
         let mut expect = 50e9;
@@ -643,7 +690,7 @@ mod tests {
     #[test]
     fn victim_flows_halve_only_after_p_thresh_ue_periods() {
         // Lines 22-26 with P_thresh = 1: the first UE period keeps the rate, the second halves.
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
         s.set_rate(&p, &mut f.tx(0), 40e9);
         period(&mut s, &p, &mut f, T, 10, Mark::Ue, 10_000);
@@ -660,7 +707,7 @@ mod tests {
 
     #[test]
     fn ce_below_ninety_percent_is_not_steady_congestion_and_ce_beats_ue() {
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, _) = flow(&p);
         (s.acks, s.ce_acks, s.ue_acks) = (10, 8, 2);
         assert_eq!(s.classify(&p), PeriodState::PartlyCongested);
@@ -676,7 +723,7 @@ mod tests {
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
-        assert_eq!(f.f.ctl.rate_bps, 20_960_000_000);
+        assert_eq!(f.f.ctl.rate_bps, 20_000_000_000);
         assert!(!s.halted && f.f.ctl.hold_until_ps == 0);
     }
 
@@ -685,7 +732,7 @@ mod tests {
         // 125 KB in each of two silent periods, then 25 CE ACKs: dS - dA = 250 - 25 = 225 KB.
         // The flow has 225 KB in flight, of which one base RTT at R (25 KB) is in the pipe,
         // so 200 KB can be queued: t_Halt = 200 KB at 20.96 Gb/s on the wire = 80 us.
-        let p = AccParams::default();
+        let p = wire();
         let (mut s, mut f) = flow(&p);
         period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
         period(&mut s, &p, &mut f, 2 * T, 0, Mark::None, 125_000);
