@@ -428,7 +428,7 @@ impl SenderPart<AccParams> for AccSender {
         // Section 4.2: once out of a halt, only ACKs of packets sent after it count ("the ACK
         // is considered eligible" when snd_una has passed the snd_nxt recorded at the halt).
         // During the halt they do: lines 6-10 judge the halt's first period by them.
-        let halted = self.halted && tx.now_ps < tx.ctl().hold_until_ps;
+        let halted = tx.now_ps < tx.ctl().hold_until_ps;
         if !halted && tx.snd_una() <= self.snd_nxt_start {
             return;
         }
@@ -541,12 +541,12 @@ mod tests {
         // Line 3, R = recvNum x MTU / T: 25 CE ACKs in a period of 10 us. The authors' HPCC
         // simulator sets its Mtu to the payload (1000 B here): R = 20 Gb/s, which its pacer
         // then charges in whole frames. Counted as frames on the wire (1048 B): 20.96 Gb/s.
+        assert_eq!(AccParams::default().r_bytes, AckBytes::Payload);
         for (r_bytes, want) in [(AckBytes::Payload, 20_000_000_000), (AckBytes::Wire, 20_960_000_000)] {
             let p = AccParams {
                 r_bytes,
                 ..AccParams::default()
             };
-            assert_eq!(AccParams::default().r_bytes, AckBytes::Payload);
             let (mut s, mut f) = flow(&p);
             period(&mut s, &p, &mut f, T, 0, Mark::None, 125_000);
             period(&mut s, &p, &mut f, 2 * T, 25, Mark::Ce, 125_000);
