@@ -97,6 +97,25 @@ fn negative_or_zero_values_are_rejected() {
 }
 
 #[test]
+fn a_first_window_the_scheme_cannot_use_is_refused() {
+    let f = |x: &str| format!("flows=[{{src = 0, dst = 2, size = 100, {x}}}]");
+    assert_mentions(
+        &error_of(BASE, &[&f("first_window = \"10KB\"")]),
+        &["flows[0].first_window", "scheme none", "remove it"],
+    );
+    let phost = ["cc.scheme=phost", "fabric.pfc.enabled=false"];
+    for (w, needles) in [
+        ("0B", &["flows[0].first_window", "must be 1 B"][..]),
+        ("1GB", &["flows[0].first_window", "65535 packets"][..]),
+    ] {
+        let mut ov = phost.to_vec();
+        let flows = f(&format!("first_window = \"{w}\""));
+        ov.push(&flows);
+        assert_mentions(&error_of(BASE, &ov), needles);
+    }
+}
+
+#[test]
 fn a_start_rate_above_what_the_flow_may_send_is_refused() {
     let f = |x: &str| format!("flows=[{{src = 0, dst = 2, size = 100, {x}}}]");
     assert_mentions(

@@ -353,3 +353,99 @@ stop = "100us""#;
     assert_eq!(r.summary["flows"]["unfinished"], 0, "{}", r.summary);
     assert!(r.summary["loss"]["trims"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn ndp_pulls_ride_on_acks_while_the_pacer_is_idle_and_are_paced_when_not() {
+    // htsim: an arrival's ACK carries its pull when the receiver's pacer is idle and sent its
+    // last pull a packet time ago or more; otherwise a pull packet is queued and the pacer
+    // sends one per packet time. A lone 1 MB flow arrives one packet time apart: its 999
+    // pulls (every arrival but the last) all ride on ACKs. An 8-to-1 incast into 8-packet
+    // queues trims: headers arrive back to back, so pull packets are queued; pulls of either
+    // kind never leave faster than one per packet time over the run.
+    let star = |hosts: u32, flows: &str| {
+        format!(
+            r#"[topology]
+            kind = "star"
+            hosts = {hosts}
+            link = {{ rate = "10Gbps", delay = "2us" }}
+            [fabric]
+            pfc = {{ enabled = false }}
+            loss = {{ mode = "drop_tail", queue_packets = 8 }}
+            [cc]
+            scheme = "ndp"
+            {flows}"#
+        )
+    };
+    let counter = |r: &ccsim::metrics::Results, k: &str| {
+        r.summary["scheme_counters"][k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("ndp counts {k}: {}", r.summary["scheme_counters"]))
+    };
+    let (_, _, r) = run(&star(2, "[[flows]]\nsrc = 0\ndst = 1\nsize = \"1MB\"\n"));
+    assert_conserved("lone flow", &r, 1_000_000);
+    assert_eq!(counter(&r, "pull_packets"), 0);
+    assert_eq!(counter(&r, "pulls_on_acks"), 999);
+
+    let flows: String = (1..=8)
+        .map(|s| format!("[[flows]]\nsrc = {s}\ndst = 0\nsize = \"500KB\"\n"))
+        .collect();
+    let (_, sim, r) = run(&star(9, &flows));
+    assert_conserved("8-to-1", &r, 4_000_000);
+    let pulls = counter(&r, "pull_packets") + counter(&r, "pulls_on_acks");
+    assert!(
+        counter(&r, "pull_packets") > 0,
+        "{}",
+        r.summary["scheme_counters"]
+    );
+    let start = sim.flows.iter().map(|f| f.start_ps).min().unwrap();
+    let end = sim.flows.iter().map(|f| f.finish_ps).max().unwrap();
+    let tick_ps = 1048.0 * 8.0 / 10e9 * 1e12;
+    let most = ((end - start) as f64 / tick_ps).ceil() as u64 + 1;
+    assert!(
+        pulls <= most,
+        "{pulls} pulls in {} ps: at most {most}",
+        end - start
+    );
+}
+
+#[test]
+fn a_flows_own_first_window_replaces_its_schemes() {
+    // `[[flows]] first_window`: arrival-clocked pHost and NDP keep their first window in flight
+    // (one token or pull per arrival), so a lone 1 MB flow with 8 packets of its own sends one
+    // window of 8 per base RTT, 125 windows in all, whatever the scheme's parameter says (64);
+    // a flow without one takes the parameter's 64 packets (16 windows).
+    for (scheme, params) in [
+        ("phost", "free_tokens = 64\nclock = \"arrival\""),
+        ("ndp", "initial_window = \"64000B\""),
+    ] {
+        for (own, windows) in [("first_window = \"8000B\"\n", 125.0), ("", 16.0)] {
+            let toml = format!(
+                r#"[topology]
+                kind = "star"
+                hosts = 2
+                link = {{ rate = "10Gbps", delay = "20us" }}
+                [fabric]
+                pfc = {{ enabled = false }}
+                loss = {{ mode = "drop_tail", queue_packets = 128 }}
+                [cc]
+                scheme = "{scheme}"
+                [cc.params]
+                {params}
+                [[flows]]
+                src = 0
+                dst = 1
+                size = "1MB"
+                {own}"#
+            );
+            let (_, sim, r) = run(&toml);
+            assert_conserved(scheme, &r, 1_000_000);
+            let f = &sim.flows[0];
+            let fct = (f.finish_ps - f.start_ps) as f64;
+            let windowed = windows * f.base_rtt_ps as f64;
+            assert!(
+                (fct / windowed - 1.0).abs() < 0.1,
+                "{scheme} {own:?}: FCT {fct} ps, {windows} windows of one base RTT: {windowed} ps"
+            );
+        }
+    }
+}

@@ -72,6 +72,7 @@ impl Scheme for Amrt {
         paper: "Hu et al., A Receiver-Driven Transport Protocol With High Link Utilization Using Anti-ECN Marking in Data Center Networks (AMRT), IEEE TNSM 2023",
         base_rtt: BaseRtt::Fabric,
         own_recovery: true,
+        first_window: true,
         fabric: FabricMode::Lossy,
         ..SchemeInfo::BASE
     }];
@@ -156,12 +157,7 @@ impl SenderPart<AmrtParams> for AmrtSender {
         AmrtSender::default()
     }
     fn on_start(&mut self, p: &AmrtParams, tx: &mut Tx) {
-        let first_rtt = if p.unscheduled.0 > 0 {
-            p.unscheduled.0
-        } else {
-            tx.bdp_bytes().max(tx.mtu_payload_bytes())
-        };
-        self.unscheduled_bytes = first_rtt.min(tx.size_bytes());
+        self.unscheduled_bytes = super::first_window_bytes(p.unscheduled, tx);
         tx.ctl().credit_bytes = self.unscheduled_bytes;
         self.backstop.start(tx, p.sender_timeout.0, BACKSTOP_TIMER);
     }

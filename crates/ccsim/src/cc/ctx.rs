@@ -232,6 +232,12 @@ impl Tx<'_> {
     pub fn size_bytes(&self) -> u64 {
         self.f.size_bytes
     }
+    /// The flow's own first window (`[[flows]] first_window`), if it has one: use it through
+    /// `first_window_bytes` (`SchemeInfo::first_window`).
+    pub fn first_window_bytes(&self) -> Option<u64> {
+        let packets = u64::from(self.f.first_window_packets);
+        (packets > 0).then_some(packets * self.f.mtu_payload_bytes)
+    }
     /// Bytes not yet sent once.
     #[inline]
     pub fn unsent_bytes(&self) -> u64 {
@@ -239,7 +245,12 @@ impl Tx<'_> {
     }
     /// Whether a packet asked for with `resend` still waits to go again.
     pub fn resend_pending(&self) -> bool {
-        self.f.rtx_seq != u64::MAX || self.f.loss.resend.as_ref().is_some_and(|q| !q.is_empty())
+        self.resends_waiting() > 0
+    }
+    /// How many packets asked for with `resend` still wait to go again.
+    pub fn resends_waiting(&self) -> u64 {
+        u64::from(self.f.rtx_seq != u64::MAX)
+            + self.f.loss.resend.as_ref().map_or(0, |q| q.len() as u64)
     }
     /// Send the packet starting at byte `seq` again (`SchemeInfo::own_recovery` only): after
     /// earlier requests, ahead of new data. Ignored below `snd_una` or at or past `snd_nxt`.

@@ -468,6 +468,7 @@ mod tests {
         };
         let mut f = crate::cc::TestFlow::new(10_000_000_000);
         f.f.size_bytes = 10_000;
+        f.f.base_rtt_ps = 800_000; // RTTbytes one packet: 1000 B at 10 Gb/s
         f.f.ooo = Some(Default::default());
         let (mut r, mut host) = (HomaReceiver::default(), HomaHost::default());
         let data = |in_order: bool| DataInfo {

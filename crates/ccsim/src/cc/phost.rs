@@ -82,6 +82,7 @@ impl Scheme for PHost {
         paper: "Gao et al., pHost: Distributed Near-Optimal Datacenter Transport Over Commodity Network Fabric, CoNEXT 2015 (settings of the AMRT paper, IEEE TNSM 2023, §VIII-A)",
         base_rtt: BaseRtt::Path,
         own_recovery: true,
+        first_window: true,
         fabric: FabricMode::Lossy,
         ..SchemeInfo::BASE
     }];
@@ -202,7 +203,10 @@ impl SenderPart<PHostParams> for PHostSender {
         let mtu = tx.mtu_payload_bytes();
         let packet_ps = packet_time_ps(tx.mtu_wire_bytes(), tx.last_hop_bps());
         self.lifetime_ps = (p.token_lifetime * packet_ps as f64) as u64;
-        self.free = free_packets(p, tx.size_bytes().div_ceil(mtu), tx.bdp_bytes(), mtu);
+        self.free = match tx.first_window_bytes() {
+            Some(own) => own.div_ceil(mtu).min(tx.size_bytes().div_ceil(mtu)),
+            None => free_packets(p, tx.size_bytes().div_ceil(mtu), tx.bdp_bytes(), mtu),
+        };
         self.free_left = self.free;
         tx.ctl().credit_bytes = self.free_left * mtu;
         let a = self.free_left.min(u32::MAX as u64) as u32;

@@ -216,6 +216,13 @@ macro_rules! registry {
                     _ => unreachable!("state of another scheme"),
                 }
             }
+            pub(crate) fn on_timeout(&self, s: &mut SenderStates, tx: &mut Tx) {
+                let i = tx.flow_id as usize;
+                match (self, s) {
+                    $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_timeout(&mut s[i], p, tx),)+
+                    _ => unreachable!("state of another scheme"),
+                }
+            }
 
             pub(crate) fn on_data(
                 &self, s: &mut ReceiverStates, h: &mut HostRxStates, rx: &mut Rx, d: &DataInfo,

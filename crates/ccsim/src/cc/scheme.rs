@@ -100,6 +100,9 @@ pub struct SchemeInfo {
     pub own_recovery: bool,
     /// The engine keeps each receiving host's inbound flows (`Rx::inbound`, `HostCtx::inbound`).
     pub inbound_flows: bool,
+    /// The scheme sends a first window before its receiver answers, through
+    /// `first_window_bytes`, so a flow may set its own (`[[flows]] first_window`).
+    pub first_window: bool,
     /// Switch hooks also see packets of priority 0 (ACKs at priority 0, control packets, trimmed
     /// headers); without it they see data and ACK packets of the other classes only.
     pub switch_sees_ctrl: bool,
@@ -145,6 +148,7 @@ impl SchemeInfo {
         spray_ctrl: false,
         own_recovery: false,
         inbound_flows: false,
+        first_window: false,
         switch_sees_ctrl: false,
         fabric: FabricMode::Any,
     };
@@ -191,6 +195,11 @@ pub trait SenderPart<P>: Clone + Debug {
     fn on_timer(&mut self, _p: &P, _tx: &mut Tx, _kind: u8) {}
     /// The flow finished; its timers are already cancelled.
     fn on_finish(&mut self, _p: &P, _tx: &mut Tx) {}
+    /// The engine's retransmission timeout fired (a lossy fabric without `own_recovery`): what
+    /// was unacknowledged will go again (go-back-N rewound `snd_nxt`; IRN queued its holes).
+    /// A scheme that gates sending on credit gives the credit back here (and on a NACK, in
+    /// `on_ack` with `AckInfo::nack`), or its flow stalls.
+    fn on_timeout(&mut self, _p: &P, _tx: &mut Tx) {}
 }
 
 /// The receiver part, per flow, with state per receiving host.
@@ -359,6 +368,20 @@ impl CtrlMsg {
             ts_ps: now_ps,
         }
     }
+}
+
+/// What a receiver-driven scheme sends before its receiver answers: the flow's own
+/// (`[[flows]] first_window`), else the scheme's parameter, else (0) one BDP of the flow's path
+/// and at least one packet; never more than the flow.
+pub(crate) fn first_window_bytes(param: crate::sim::quantity::Size, tx: &Tx) -> u64 {
+    let window = if let Some(own) = tx.first_window_bytes() {
+        own
+    } else if param.0 > 0 {
+        param.0
+    } else {
+        tx.bdp_bytes().max(tx.mtu_payload_bytes())
+    };
+    window.min(tx.size_bytes())
 }
 
 /// Window at line rate of a BDP-window scheme: its `base_window` parameter, or (0) the fabric's

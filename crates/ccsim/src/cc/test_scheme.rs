@@ -31,6 +31,8 @@ pub struct ProbeParams {
     pub ticks: u32,
     /// Alternate data priorities 3 and 4, packet by packet.
     pub alternate_prio: bool,
+    /// Restore `initial_credit` when the engine goes back (a NACK, a timeout).
+    pub credit_on_rewind: bool,
 }
 
 impl Default for ProbeParams {
@@ -40,6 +42,7 @@ impl Default for ProbeParams {
             hold: Time(10_000_000),
             ticks: 5,
             alternate_prio: false,
+            credit_on_rewind: false,
         }
     }
 }
@@ -126,8 +129,18 @@ impl SenderPart<ProbeParams> for ProbeTx {
             tx.ctl().credit_bytes += mtu;
         }
     }
-    fn on_ack(&mut self, _: &ProbeParams, _: &mut Tx, ack: &AckInfo) {
+    fn on_ack(&mut self, p: &ProbeParams, tx: &mut Tx, ack: &AckInfo) {
         self.max_acked_count = self.max_acked_count.max(ack.hdr.a);
+        if ack.nack && p.credit_on_rewind {
+            let mtu = tx.mtu_payload_bytes();
+            tx.ctl().credit_bytes = p.initial_credit * mtu;
+        }
+    }
+    fn on_timeout(&mut self, p: &ProbeParams, tx: &mut Tx) {
+        if p.credit_on_rewind {
+            let mtu = tx.mtu_payload_bytes();
+            tx.ctl().credit_bytes = p.initial_credit * mtu;
+        }
     }
 }
 
@@ -410,6 +423,53 @@ mod tests {
         assert!(drops > 0, "a one-header queue overflowed");
         assert!(sim.flows.iter().all(|f| f.finished && f.snd_una == 20_000));
         assert_eq!(sim.metrics.delivered_bytes, 60_000);
+    }
+
+    /// An 8-to-1 incast of 20 KB flows into 4-packet drop-tail queues under `test_probe` (one
+    /// grant per in-order packet), `params` added.
+    fn lossy_probe_incast(params: &str) -> (crate::Simulation, Result<(), crate::SimError>) {
+        let mut text = format!(
+            r#"
+            [topology]
+            kind = "star"
+            hosts = 9
+            link = {{ rate = "100Gbps", delay = "1us" }}
+            [fabric]
+            pfc = {{ enabled = false }}
+            loss = {{ mode = "drop_tail", queue_packets = 4 }}
+            [cc]
+            scheme = "test_probe"
+            params = {{ initial_credit = 8, hold = "0us"{params} }}
+            "#
+        );
+        for src in 0..8 {
+            text += &format!("[[flows]]\nsrc = {src}\ndst = 8\nsize = \"20KB\"\n");
+        }
+        let sc = Scenario::load(&text, std::path::Path::new("."), None, &[]).unwrap();
+        let mut sim = sc.build().unwrap();
+        let r = sim.run();
+        (sim, r)
+    }
+
+    #[test]
+    fn a_credit_gated_scheme_gives_credit_back_on_the_engines_timeout() {
+        // Drops leave a credit-gated sender without credit when the engine goes back (a NACK,
+        // a timeout): the scheme must give credit back (on_ack with ack.nack, on_timeout).
+        // Without it the run stalls and the watchdog names that fix; with it every byte
+        // arrives once.
+        let (_, r) = lossy_probe_incast("");
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("no credit left") && e.contains("SenderPart::on_timeout") && e.contains("AckInfo::nack"),
+            "{e}"
+        );
+        let (sim, r) = lossy_probe_incast(", credit_on_rewind = true");
+        r.unwrap();
+        assert!(sim.ports.iter().map(|p| p.drops).sum::<u64>() > 0, "no drop");
+        let timeouts: u64 = sim.flows.iter().map(|f| f.loss.timeouts).sum();
+        assert!(timeouts > 0, "no timeout: on_timeout untried");
+        assert!(sim.flows.iter().all(|f| f.finished && f.snd_una == 20_000));
+        assert_eq!(sim.metrics.delivered_bytes, 160_000, "each byte once");
     }
 
     impl crate::Simulation {

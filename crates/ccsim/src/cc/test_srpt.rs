@@ -66,7 +66,7 @@ impl SenderPart<SrptParams> for SrptTx {
         SrptTx::default()
     }
     fn on_start(&mut self, _: &SrptParams, tx: &mut Tx) {
-        self.unscheduled_bytes = tx.size_bytes().min(tx.bdp_bytes().max(tx.mtu_payload_bytes()));
+        self.unscheduled_bytes = super::first_window_bytes(crate::sim::quantity::Size(0), tx);
         tx.ctl().credit_bytes = self.unscheduled_bytes;
     }
     fn on_send(&mut self, _: &SrptParams, _: &mut Tx, d: &mut DataOut) {

@@ -185,10 +185,13 @@ impl Watchdog {
     ) -> Option<SimError> {
         if p.delivered_bytes == self.delivered_at_check && p.started_open && !p.deadlocked {
             let dropped = p.drops - self.drops_at_check;
+            let open = open_flows();
             let why = if dropped > 0 {
                 format!("congestion collapse: switches dropped {dropped} packets meanwhile, and go-back-N resends crowd out the packets each receiver waits for; give the scheme a queue it can act in (fabric.loss deeper than the ECN threshold fabric.ecn.kmin) or use host.recovery = {{ mode = \"irn\" }}")
             } else if self.after_ps < Self::DEFAULT_AFTER_PS {
                 format!("host.stall_after is {:.3} us, shorter than its default of 100 ms: a scheme or a paused fabric may wait that long without a bug; raise host.stall_after (0 turns the check off), and if the run still stalls, it is a transport bug: please report it with this scenario", self.after_ps as f64 / 1e6)
+            } else if open.contains(NO_CREDIT) {
+                "a flow waits for credit its scheme never gives: on a lossy fabric whose losses the engine recovers, a credit-gated scheme must give credit back when the engine goes back to resend (a NACK: on_ack with AckInfo::nack; a timeout: SenderPart::on_timeout), or take over recovery with SchemeInfo::own_recovery".to_string()
             } else {
                 "a transport bug: please report it with this scenario".to_string()
             };
@@ -197,7 +200,7 @@ impl Watchdog {
                 p.now_ps as f64 / 1e6,
                 self.after_ps as f64 / 1e6,
                 p.flows_open,
-                open_flows()
+                open
             )));
         }
         self.delivered_at_check = p.delivered_bytes;
@@ -205,6 +208,9 @@ impl Watchdog {
         None
     }
 }
+
+/// How `open_flows` marks a flow that has data to send and no credit.
+const NO_CREDIT: &str = ", no credit left";
 
 /// The first few unfinished flows of `flows` and their transport state.
 fn open_flows<'a>(flows: impl Iterator<Item = &'a Flow>) -> String {
@@ -214,8 +220,18 @@ fn open_flows<'a>(flows: impl Iterator<Item = &'a Flow>) -> String {
         .take(5)
         .map(|(i, f)| {
             format!(
-                "flow {i} ({} -> {}): {} of {} bytes acked, {} sent, window {} B",
-                f.src, f.dst, f.snd_una, f.size_bytes, f.snd_nxt, f.ctl.window_bytes
+                "flow {i} ({} -> {}): {} of {} bytes acked, {} sent, window {} B{}",
+                f.src,
+                f.dst,
+                f.snd_una,
+                f.size_bytes,
+                f.snd_nxt,
+                f.ctl.window_bytes,
+                if f.ctl.credit_bytes == 0 && f.snd_nxt < f.size_bytes {
+                    NO_CREDIT
+                } else {
+                    ""
+                }
             )
         })
         .collect();

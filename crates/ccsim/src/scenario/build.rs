@@ -126,6 +126,7 @@ impl Scenario {
             part: None,
         };
         self.add_flows(&mut sim, info, &specs, &host_rate)?;
+        self.set_first_windows(&mut sim, info)?;
         sim.deps = crate::engine::deps::Deps::new(&specs);
         sim.collectives = collectives;
         if specs.iter().any(|f| !f.responsive) {
@@ -659,6 +660,37 @@ impl Scenario {
             )),
             None => Ok(()),
         }
+    }
+
+    /// `[[flows]] first_window`: the explicit flows come first in the run's flow list.
+    fn set_first_windows(
+        &self,
+        sim: &mut Simulation,
+        info: &crate::cc::SchemeInfo,
+    ) -> Result<(), ScenarioError> {
+        for (i, fc) in self.cfg.flows.iter().enumerate() {
+            let Some(w) = fc.first_window else { continue };
+            let field = format!("flows[{i}].first_window");
+            if !info.first_window {
+                return Err(ScenarioError::new(&field, format!(
+                    "scheme {} sends no first window before its receiver answers (pHost, AMRT and NDP do); remove it",
+                    info.name
+                )));
+            }
+            // Whole packets: a sender with any credit left sends a whole packet.
+            let mtu = sim.s.mtu_payload_bytes as u64;
+            match u16::try_from(w.0.div_ceil(mtu)) {
+                Ok(packets) if packets > 0 => sim.flows[i].first_window_packets = packets,
+                _ => {
+                    return Err(ScenarioError::new(&field, format!(
+                        "must be 1 B to {} packets ({} B at this MTU); omit it for the scheme's own",
+                        u16::MAX,
+                        u16::MAX as u64 * mtu
+                    )))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The flows with their ideal FCT, and the scheme's per-flow state.

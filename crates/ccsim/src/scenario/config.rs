@@ -447,6 +447,11 @@ pub struct FlowCfg {
     /// and not before `start`.
     #[serde(default, skip_serializing_if = "Time::is_zero")]
     pub delay: Time,
+    /// What a receiver-driven scheme (pHost, AMRT, NDP) sends before its receiver answers, in
+    /// place of the scheme's parameter for this flow: a flow already under way, as the AMRT
+    /// paper's Fig. 1 assumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_window: Option<Size>,
 }
 
 /// Optional probes; all off by default (they cost nothing when off).

@@ -85,6 +85,10 @@ pub struct Flow {
     pub mark_since_ack: Mark,
     /// The receiver has heard that the long-lived flow stopped (`rx_size_bytes`).
     pub stop_heard: bool,
+    /// Setup, in this line's padding: the packets its receiver-driven scheme sends before the
+    /// receiver answers, in place of the scheme's parameter (`[[flows]] first_window`); 0: the
+    /// scheme's.
+    pub first_window_packets: u16,
     pub rx_timers: TimerEpochs,
     pub last_nack_seq: u64,
     // Lines 3 and 4: the sender's timers and loss recovery, then setup and results.
@@ -152,6 +156,7 @@ impl Flow {
             last_data_ts_ps: 0,
             mark_since_ack: Mark::None,
             stop_heard: false,
+            first_window_packets: 0,
             last_nack_seq: u64::MAX,
             nack_ok_ps: 0,
             rx_timers: [0; TIMER_KINDS],
@@ -217,8 +222,13 @@ impl Flow {
             && self.ctl.credit_bytes > 0
     }
 
-    /// Bandwidth-delay product of the fabric's longest base RTT at this flow's line rate.
+    /// Bandwidth-delay product of the flow's base RTT at its line rate. A scheme reads it only
+    /// if it asked for a base RTT (`cc::SchemeInfo::base_rtt`): without one it would be 0.
     pub fn bdp_bytes(&self) -> u64 {
+        assert!(
+            self.base_rtt_ps > 0,
+            "a BDP needs a base RTT: give the scheme's SchemeInfo base_rtt = BaseRtt::Path or BaseRtt::Fabric"
+        );
         (self.base_rtt_ps as u128 * self.line_rate_bps as u128 / 8 / crate::sim::PS_PER_S as u128)
             as u64
     }
@@ -253,5 +263,21 @@ mod tests {
             (offset_of!(Flow, mark_since_ack), 2),
             (offset_of!(Flow, last_nack_seq), 2),
         ]);
+    }
+
+    #[test]
+    #[should_panic(expected = "a BDP needs a base RTT: give the scheme's SchemeInfo base_rtt")]
+    fn a_bdp_without_a_base_rtt_names_the_fix() {
+        // A scheme that left SchemeInfo::base_rtt at BaseRtt::None has no base RTT: its BDP
+        // would silently be 0 bytes.
+        let mut f = Flow::new(0, 1, Some(1000), 0, None);
+        f.line_rate_bps = 10_000_000_000;
+        f.bdp_bytes();
+    }
+
+    #[test]
+    fn the_flows_size_stays_five_lines() {
+        // first_window_packets sits in line 2's padding.
+        assert_eq!(std::mem::size_of::<Flow>(), 5 * 64);
     }
 }
