@@ -371,9 +371,14 @@ mod tests {
         );
     }
 
-    /// `senders` senders of 20 KB with ample credit into one port whose queue holds 4
-    /// packets; the priority-0 queue (trimmed headers) holds `ctrl_packets` (0: no limit).
-    fn trimmed_incast(senders: u32, ctrl_packets: u32) -> crate::Simulation {
+    /// `senders` flows of 20 KB into one port of a lossy star whose queue holds 4 packets,
+    /// under `scheme` with `loss` added to the loss table and `params` to the scheme's.
+    fn probe_incast(
+        scheme: &str,
+        senders: u32,
+        loss: &str,
+        params: &str,
+    ) -> (crate::Simulation, Result<(), crate::SimError>) {
         let mut text = format!(
             r#"
             [topology]
@@ -382,10 +387,10 @@ mod tests {
             link = {{ rate = "100Gbps", delay = "1us" }}
             [fabric]
             pfc = {{ enabled = false }}
-            loss = {{ mode = "drop_tail", queue_packets = 4, ctrl_packets = {ctrl_packets} }}
+            loss = {{ mode = "drop_tail", queue_packets = 4{loss} }}
             [cc]
-            scheme = "test_probe_trim"
-            params = {{ initial_credit = 1000000, hold = "0us" }}
+            scheme = "{scheme}"
+            params = {{ hold = "0us", {params} }}
             "#,
             senders + 1
         );
@@ -394,7 +399,16 @@ mod tests {
         }
         let sc = Scenario::load(&text, std::path::Path::new("."), None, &[]).unwrap();
         let mut sim = sc.build().unwrap();
-        sim.run().unwrap();
+        let r = sim.run();
+        (sim, r)
+    }
+
+    /// `senders` trimming senders with ample credit; the priority-0 queue (trimmed headers)
+    /// holds `ctrl_packets` (0: no limit).
+    fn trimmed_incast(senders: u32, ctrl_packets: u32) -> crate::Simulation {
+        let loss = format!(", ctrl_packets = {ctrl_packets}");
+        let (sim, r) = probe_incast("test_probe_trim", senders, &loss, "initial_credit = 1000000");
+        r.unwrap();
         sim
     }
 
@@ -425,45 +439,20 @@ mod tests {
         assert_eq!(sim.metrics.delivered_bytes, 60_000);
     }
 
-    /// An 8-to-1 incast of 20 KB flows into 4-packet drop-tail queues under `test_probe` (one
-    /// grant per in-order packet), `params` added.
-    fn lossy_probe_incast(params: &str) -> (crate::Simulation, Result<(), crate::SimError>) {
-        let mut text = format!(
-            r#"
-            [topology]
-            kind = "star"
-            hosts = 9
-            link = {{ rate = "100Gbps", delay = "1us" }}
-            [fabric]
-            pfc = {{ enabled = false }}
-            loss = {{ mode = "drop_tail", queue_packets = 4 }}
-            [cc]
-            scheme = "test_probe"
-            params = {{ initial_credit = 8, hold = "0us"{params} }}
-            "#
-        );
-        for src in 0..8 {
-            text += &format!("[[flows]]\nsrc = {src}\ndst = 8\nsize = \"20KB\"\n");
-        }
-        let sc = Scenario::load(&text, std::path::Path::new("."), None, &[]).unwrap();
-        let mut sim = sc.build().unwrap();
-        let r = sim.run();
-        (sim, r)
-    }
-
     #[test]
     fn a_credit_gated_scheme_gives_credit_back_on_the_engines_timeout() {
         // Drops leave a credit-gated sender without credit when the engine goes back (a NACK,
         // a timeout): the scheme must give credit back (on_ack with ack.nack, on_timeout).
         // Without it the run stalls and the watchdog names that fix; with it every byte
         // arrives once.
-        let (_, r) = lossy_probe_incast("");
+        // An 8-to-1 incast under test_probe (one grant per in-order packet).
+        let (_, r) = probe_incast("test_probe", 8, "", "initial_credit = 8");
         let e = r.unwrap_err().to_string();
         assert!(
             e.contains("no credit left") && e.contains("SenderPart::on_timeout") && e.contains("AckInfo::nack"),
             "{e}"
         );
-        let (sim, r) = lossy_probe_incast(", credit_on_rewind = true");
+        let (sim, r) = probe_incast("test_probe", 8, "", "initial_credit = 8, credit_on_rewind = true");
         r.unwrap();
         assert!(sim.ports.iter().map(|p| p.drops).sum::<u64>() > 0, "no drop");
         let timeouts: u64 = sim.flows.iter().map(|f| f.loss.timeouts).sum();
