@@ -419,23 +419,15 @@ fn a_flows_own_first_window_replaces_its_schemes() {
         ("ndp", "initial_window = \"64000B\""),
     ] {
         for (own, windows) in [("first_window = \"8000B\"\n", 125.0), ("", 16.0)] {
-            let toml = format!(
+            let toml = lossy(
+                scheme,
                 r#"[topology]
                 kind = "star"
                 hosts = 2
-                link = {{ rate = "10Gbps", delay = "20us" }}
-                [fabric]
-                pfc = {{ enabled = false }}
-                loss = {{ mode = "drop_tail", queue_packets = 128 }}
-                [cc]
-                scheme = "{scheme}"
-                [cc.params]
-                {params}
-                [[flows]]
-                src = 0
-                dst = 1
-                size = "1MB"
-                {own}"#
+                link = { rate = "10Gbps", delay = "20us" }"#,
+                &format!(
+                    "[cc.params]\n{params}\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"1MB\"\n{own}"
+                ),
             );
             let (_, sim, r) = run(&toml);
             assert_conserved(scheme, &r, 1_000_000);
