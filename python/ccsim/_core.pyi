@@ -48,6 +48,7 @@ def run(
     progress: Callable[[int, int, int, int, int], bool | None] | None,
     progress_every_events: int,
     on_built: Callable[[list[str]], None] | None = None,
+    allow_long: bool = False,
 ) -> RunOutput:
     """Run a scenario (TOML text); relative paths in it resolve against ``base_dir``.
 
@@ -56,7 +57,8 @@ def run(
     ``progress_every_events`` events (``stop_ps`` is 0 if the run stops only when flows finish);
     returning False cancels the run with KeyboardInterrupt, as does Ctrl-C. If ``out_dir`` is
     given the run directory is written there (CSV tables, summary.json, config.toml).
-    Raises ScenarioError on bad input or an unwritable ``out_dir``.
+    Raises ScenarioError on bad input, an unwritable ``out_dir``, or a build estimate of over
+    1e12 events unless ``allow_long``.
     """
 
 def validate(

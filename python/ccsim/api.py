@@ -141,6 +141,7 @@ def run(
     overrides: Overrides = None,
     out: str | os.PathLike[str] | None = None,
     progress: ProgressFn | bool | None = None,
+    allow_long: bool = False,
 ) -> RunResult:
     """Run a scenario to completion and return its results.
 
@@ -161,6 +162,10 @@ def run(
         every few hundred thousand events (``stop_ps`` is 0 when the run ends with its flows);
         returning False cancels the run (raises KeyboardInterrupt). ``True`` draws a progress
         line on stderr.
+    allow_long : bool, default False
+        Run even a scenario whose build estimates over 1e12 events (a day or more): one that a
+        timer under a packet time or a huge flow without a duration makes that long. Without it,
+        such a run is refused with the warning that names the setting.
 
     Returns
     -------
@@ -169,7 +174,8 @@ def run(
     Raises
     ------
     ScenarioError
-        The scenario or an override is invalid, or ``out`` is not writable.
+        The scenario or an override is invalid, ``out`` is not writable, or the run would take
+        over 1e12 events without ``allow_long``.
 
     Examples
     --------
@@ -202,6 +208,7 @@ def run(
             out=out,
             progress=progress or None,
             on_built=built,
+            allow_long=allow_long,
         )
     finally:
         if bar is not None:
@@ -238,6 +245,7 @@ def _run_raw(
     out: str | os.PathLike[str] | None,
     progress: ProgressFn | None,
     on_built: Callable[[list[str]], None] | None = None,
+    allow_long: bool = False,
 ) -> dict[str, Any]:
     return _core.run(
         text,
@@ -248,6 +256,7 @@ def _run_raw(
         progress,
         PROGRESS_EVERY_EVENTS,
         on_built,
+        allow_long,
     )
 
 
@@ -300,13 +309,17 @@ def catalog() -> dict[str, Any]:
     return _core.catalog()
 
 
-def load_run(d: Path) -> RunResult:
+def load_run(d: str | os.PathLike[str]) -> RunResult:
     """Read a run directory: ``ccsim run``'s (CSV tables) or one run of a sweep
     (``OUT/runs/<id>``: Parquet tables, with the run's id and parameters as leading columns);
     a table with neither file loads as an empty DataFrame. :func:`ccsim.load` reads sweeps
-    too."""
-    import pandas as pd
+    too.
 
+    Every file is checked against the size and CRC-32 the run recorded in ``summary.json``;
+    a summary without that record (written by hand, or by a ccsim before it kept one) is checked
+    for what it can be: ``flows.csv`` must hold the summary's count of flows and the columns
+    ccsim reads. A file that fails raises ScenarioError naming it and what is wrong."""
+    d = Path(d)
     if not (d / "summary.json").is_file():
         raise FileNotFoundError(
             2,
@@ -327,28 +340,77 @@ def load_run(d: Path) -> RunResult:
             ]
         )
     config_path = d / "config.toml"
-    config = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
+    config = read_text(config_path) if config_path.exists() else ""
     # A sweep's run: its tables lead with the run id and the sweep's parameters (sweep.json).
     sweep_file = d.parent.parent / "sweep.json"
-    params = json.loads(read_text(sweep_file)).get("params", []) if sweep_file.is_file() else []
-    sweep_columns = ["run_id", *params]
-
-    def table(name: str) -> pd.DataFrame:
-        if (d / f"{name}.csv").exists():
-            return pd.read_csv(d / f"{name}.csv")
-        if (d / f"{name}.parquet").exists():
-            df = pd.read_parquet(d / f"{name}.parquet")
-            return df.drop(columns=[c for c in sweep_columns if c in df.columns])
-        return pd.DataFrame()
-
-    tables = {name: table(name) for name in TABLES}
-    missing = [f"{t}_ps" for t in _FLOW_TIMES if f"{t}_ps" not in tables["flows"]]
-    if len(tables["flows"]) and missing:
-        raise ValueError(f"flows.csv lacks the columns {', '.join(missing)}")
+    params = read_sweep_meta(d.parent.parent)["params"] if sweep_file.is_file() else []
+    tables = {name: read_table(d, name, summary, ["run_id", *params]) for name in TABLES}
+    _check_flows(d, summary, tables["flows"])
     listed = "files" not in summary or "trace.pcapng" in summary["files"]
     trace_path = d / "trace.pcapng"
     trace = trace_path.read_bytes() if listed and trace_path.is_file() else None
     return RunResult(summary, config, d, trace, **tables)
+
+
+MAX_TABLE_BYTES = 4 << 30
+"""The largest results table ccsim reads whose size the run's summary does not record."""
+FLOW_COLUMNS = ("id", "src", "dst", "size_bytes", *(f"{t}_ps" for t in _FLOW_TIMES))
+"""The flows table's columns that ccsim's readers rely on."""
+
+
+def table_path(d: Path, name: str) -> Path:
+    """Where run directory ``d`` keeps table ``name``: ``name.csv`` (``ccsim run``) or
+    ``name.parquet`` (a sweep's run); the CSV path if neither exists."""
+    parquet = d / f"{name}.parquet"
+    return parquet if parquet.exists() and not (d / f"{name}.csv").exists() else d / f"{name}.csv"
+
+
+def read_table(
+    d: Path, name: str, summary: Mapping[str, Any], sweep_columns: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Table ``name`` of run directory ``d`` (see :func:`table_path`; a sweep's run has its
+    ``sweep_columns`` dropped), or an empty DataFrame if it has none. A file that is not such a
+    table, or is over ``MAX_TABLE_BYTES`` with no size recorded in ``summary``, raises
+    ScenarioError naming it."""
+    import pandas as pd
+
+    path = table_path(d, name)
+    if not path.exists():
+        return pd.DataFrame()
+    if not path.is_file():
+        raise ScenarioError(f"{path}: not a regular file (a pipe, a device or a directory)")
+    size, limit = path.stat().st_size, MAX_TABLE_BYTES
+    total = summary["flows"].get("total")
+    if name == "flows" and isinstance(total, int):
+        limit = min(limit, 4096 + 1024 * total)  # a header, and a row per flow
+    if size > limit and path.name not in summary.get("files", {}):
+        raise ScenarioError(
+            f"{path}: {size} bytes, over the {limit} ccsim reads of this table unless the run's "
+            "summary records its size; run it again"
+        )
+    try:
+        df = pd.read_csv(path, encoding="utf-8") if path.suffix == ".csv" else pd.read_parquet(path)
+    except (ValueError, OSError) as e:  # UnicodeDecodeError and pandas' parser errors included
+        what = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else f"{type(e).__name__}: {e}"
+        raise ScenarioError(f"{path}: not a ccsim {name} table ({what}); run it again") from None
+    return df.drop(columns=[c for c in sweep_columns if c in df.columns])
+
+
+def _check_flows(d: Path, summary: Mapping[str, Any], flows: pd.DataFrame) -> None:
+    """The flows table holds the summary's count of flows, with the columns ccsim reads."""
+    path = table_path(d, "flows")
+    total = summary.get("flows", {}).get("total")
+    if isinstance(total, int) and len(flows) != total:
+        state = f"{len(flows)} rows" if path.exists() else "missing"
+        raise ScenarioError(
+            f"{path}: {state} where the run's summary counts {total} flows (cut short, replaced "
+            "or deleted since); run it again"
+        )
+    missing = [c for c in FLOW_COLUMNS if c not in flows.columns]
+    if len(flows) and missing:
+        raise ScenarioError(
+            f"{path}: not a ccsim flows table (no column {', '.join(missing)}); run it again"
+        )
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
@@ -372,13 +434,41 @@ def read_summary(d: Path, rerun: str = "run it again") -> dict[str, Any]:
     """A run directory's summary.json; a file that is not one raises ScenarioError naming it
     and saying what to do (``rerun``)."""
     path = d / "summary.json"
-    try:
-        summary = json.loads(read_text(path))
-    except ValueError as e:
-        raise ScenarioError(f"{path}: unreadable ({e}); {rerun}") from None
-    if not isinstance(summary, dict) or not isinstance(summary.get("sim_time_ps"), int):
+    summary = read_json(path, rerun)
+    if not isinstance(summary.get("sim_time_ps"), int):
         raise ScenarioError(f"{path}: not a ccsim run summary (no sim_time_ps); {rerun}")
+    if not isinstance(summary.get("flows"), dict):
+        raise ScenarioError(f"{path}: not a ccsim run summary (no flows record); {rerun}")
     return summary
+
+
+def read_json(path: Path, rerun: str) -> dict[str, Any]:
+    """A JSON object ccsim wrote (a summary, sweep.json, claims.json); a file that is not one
+    raises ScenarioError naming it and saying what to do (``rerun``)."""
+    text = read_text(path)  # names a file that is not UTF-8 text, or too large
+    try:
+        data = json.loads(text)
+    except ValueError as e:  # not JSON: cut short, or not ccsim's
+        raise ScenarioError(f"{path}: not JSON ({e}); {rerun}") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: not a JSON object; {rerun}")
+    return data
+
+
+def read_sweep_meta(out: Path) -> dict[str, Any]:
+    """``out/sweep.json``, checked: its name, parameters and runs (each with its run id). A file
+    that is not one raises ScenarioError naming it."""
+    path = out / "sweep.json"
+    again = "run the sweep again to rewrite it"
+    meta = read_json(path, again)
+    for key, kind in (("name", str), ("params", list), ("runs", list)):
+        if not isinstance(meta.get(key), kind):
+            raise ScenarioError(f"{path}: not a ccsim sweep (no `{key}` {kind.__name__}); {again}")
+    if not all(isinstance(p, str) for p in meta["params"]):
+        raise ScenarioError(f"{path}: its `params` are not all names; {again}")
+    if not all(isinstance(r, dict) and isinstance(r.get("run_id"), str) for r in meta["runs"]):
+        raise ScenarioError(f"{path}: a run without its `run_id`; {again}")
+    return meta
 
 
 def file_record(data: bytes) -> dict[str, int]:
@@ -388,27 +478,45 @@ def file_record(data: bytes) -> dict[str, int]:
     return {"bytes": len(data), "crc32": zlib.crc32(data)}
 
 
+def _crc32(path: Path) -> int:
+    """The CRC-32 of a file, read in chunks (a results table may not fit in memory twice)."""
+    import zlib
+
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
 def check_files(d: Path, summary: Mapping[str, Any], rerun: str = "run it again") -> None:
     """Raise ScenarioError naming the first file of run directory ``d`` that is missing or
     differs from the record its summary.json keeps (``files``: bytes and CRC-32, written last
-    by the run). A summary without records (written before ccsim kept them) checks nothing."""
+    by the run). Sizes are compared first, so a file of the wrong size is never read. When
+    config.toml and another file both fail, the summary is named instead: it is from another
+    run. A summary without records (written before ccsim kept them) checks nothing here."""
     files = summary.get("files", {})
-    if not isinstance(files, Mapping):
+    if not isinstance(files, Mapping) or not all(isinstance(r, Mapping) for r in files.values()):
         raise ScenarioError(f"{d / 'summary.json'}: its `files` record is garbled; {rerun}")
+    wrong: dict[str, str] = {}
     for name, rec in files.items():
         path = d / name
         if not path.is_file():
             raise ScenarioError(f"{path}: missing, though the run wrote it; {rerun}")
-        got = file_record(path.read_bytes())
-        if got["bytes"] != rec.get("bytes"):
-            raise ScenarioError(
-                f"{path}: {got['bytes']} bytes where the run wrote {rec.get('bytes')} (cut short "
-                f"or changed since); {rerun}"
+        size = path.stat().st_size
+        if size != rec.get("bytes"):
+            wrong[name] = (
+                f"{size} bytes where the run wrote {rec.get('bytes')} (cut short or changed since)"
             )
-        if got["crc32"] != rec.get("crc32"):
-            raise ScenarioError(
-                f"{path}: its contents changed since the run wrote it (CRC-32 differs); {rerun}"
-            )
+        elif _crc32(path) != rec.get("crc32"):
+            wrong[name] = "its contents changed since the run wrote it (CRC-32 differs)"
+    if "config.toml" in wrong and len(wrong) > 1:
+        raise ScenarioError(
+            f"{d / 'summary.json'}: from another run (its records fit neither config.toml nor "
+            f"{', '.join(n for n in wrong if n != 'config.toml')}); {rerun}"
+        )
+    for name, what in wrong.items():
+        raise ScenarioError(f"{d / name}: {what}; {rerun}")
 
 
 def size_bin_labels(family: str) -> list[str]:

@@ -144,7 +144,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     summary.unlink(missing_ok=True)  # so an interrupted run cannot pass off an old one
     bar = ProgressLine(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
-        result = api.run(path, seed=args.seed, overrides=args.set, out=out, progress=bar)
+        result = api.run(
+            path,
+            seed=args.seed,
+            overrides=args.set,
+            out=out,
+            progress=bar,
+            allow_long=args.allow_long,
+        )
     except ScenarioError:
         if created and not any(out.iterdir()):
             out.rmdir()  # building found the error: leave no empty directory behind
@@ -167,10 +174,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _refuse_other_run(out: Path, resolved: str) -> None:
     """Raise ScenarioError if ``out`` holds a run of another resolved scenario."""
-    try:
-        old = (out / "config.toml").read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
+    if not (out / "config.toml").exists():
         return
+    try:
+        old = api.read_text(out / "config.toml")
+    except ScenarioError as e:
+        raise ScenarioError(
+            f"--out {out}: holds a config.toml that is not a run's ({e}); choose another --out, "
+            "or pass --force to replace it"
+        ) from None
     if old == resolved:
         return
     changed = _changed_keys(
@@ -525,7 +537,7 @@ def format_sweep_summary(name: str, runs: pd.DataFrame, out: Path) -> str:
     one line per failed run with its error."""
     ok = int((runs["status"] == sweeps.STATUS_OK).sum())
     lines = [f"{name}: {_plural(len(runs), 'run')}, {ok} ok, {len(runs) - ok} failed"]
-    params = json.loads((out / sweeps.SWEEP_JSON).read_text(encoding="utf-8"))["params"]
+    params = api.read_sweep_meta(out)["params"]
     header = ["run", *params, "status", "flows", "p99 slowdown", "PFC pauses"]
     rows = []
     for _, r in runs.iterrows():
@@ -697,6 +709,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
     force_arg(q)
+    q.add_argument(
+        "--allow-long",
+        action="store_true",
+        help="run even a scenario estimated at over 1e12 events (a day or more), which is "
+        "otherwise refused with the warning that names its setting",
+    )
     q.add_argument(
         "--quiet",
         "-q",

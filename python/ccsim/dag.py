@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccsim import api
 from ccsim.api import ScenarioError
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def read_dag(path: str | os.PathLike[str]) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
-    text = Path(path).read_text(encoding="utf-8")
+    text = api.read_text(Path(path))
     for n, line in enumerate(text.splitlines(), 1):
         fields = line.split("#", 1)[0].split()
         if not fields:

@@ -10,7 +10,6 @@ results folder.
 from __future__ import annotations
 
 import html
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,7 +26,7 @@ def entry_summary(out_dir: Path, name: str, error: str | None = None) -> dict[st
     """What the gallery shows of one entry: its claims.json (if it got that far), its plots, and
     the error that stopped it, if one did."""
     path = out_dir / CLAIMS_JSON
-    claims = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    claims = api.read_json(path, "run the entry again to rewrite it") if path.is_file() else {}
     return {
         "name": name,
         "dir": out_dir,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -209,7 +208,7 @@ def _bin_table(res: SweepResult) -> list[str]:
 def _configs_section(res: SweepResult) -> list[str]:
     out = ["<h2>Resolved configs</h2>"]
     if res.out_dir is not None and (res.out_dir / SWEEP_JSON).is_file():
-        meta = json.loads((res.out_dir / SWEEP_JSON).read_text(encoding="utf-8"))
+        meta = api.read_sweep_meta(res.out_dir)
         sweep = {k: meta[k] for k in ("set", "unset", "grid", "cases") if meta.get(k)}
         out.append(
             f"<details open><summary>sweep: base scenario, [set] and [grid]</summary>"
@@ -236,7 +235,7 @@ def _read_claims(out_dir: Path | None) -> dict[str, Any] | None:
     path = None if out_dir is None else out_dir / CLAIMS_JSON
     if path is None or not path.is_file():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    return api.read_json(path, "run the entry again to rewrite it")
 
 
 def _num(value: Any, fmt: str = "{:.4g}") -> str:

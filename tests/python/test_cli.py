@@ -119,12 +119,15 @@ def test_binary_garbage_names_the_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "files, needle",
     [
-        ({"summary.json": "{"}, "summary.json: unreadable (Expecting property name"),
+        ({"summary.json": "{"}, "summary.json: not JSON (Expecting property name"),
         ({"summary.json": "{}"}, "summary.json: not a ccsim run summary"),
-        ({"sweep.json": "{}"}, "not a readable ccsim results directory (KeyError"),
+        ({"sweep.json": "{}"}, "sweep.json: not a ccsim sweep (no `name`"),
         (
-            {"summary.json": '{"sim_time_ps": 0}', "flows.csv": "id,src\n0,1\n"},
-            "not a readable ccsim results directory (ValueError: flows.csv lacks the columns",
+            {
+                "summary.json": '{"sim_time_ps": 0, "flows": {"total": 1}}',
+                "flows.csv": "id,src\n0,1\n",
+            },
+            "flows.csv: not a ccsim flows table (no column dst, size_bytes, start_ps",
         ),
     ],
 )

@@ -13,6 +13,7 @@ from pathlib import Path
 import ccsim
 import pytest
 from ccsim import api
+from ccsim.api import ScenarioError
 from helpers import ccsim_cli
 
 SCEN = {
@@ -82,6 +83,75 @@ def test_a_garbled_summary_is_named(run_dirs: tuple[Path, Path], text: str) -> N
     a, _ = run_dirs
     (a / "summary.json").write_text(text)
     with pytest.raises(ccsim.ScenarioError, match="summary.json"):
+        ccsim.load(a)
+
+
+def drop_records(d: Path) -> None:
+    """Make ``d`` a run directory as a ccsim before file records wrote it."""
+    summary = json.loads((d / "summary.json").read_text())
+    del summary["files"]
+    (d / "summary.json").write_text(json.dumps(summary))
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ("truncate", "2 rows where the run's summary counts 4 flows"),
+        ("delete", "missing where the run's summary counts 4 flows"),
+        ("swap", "rows where the run's summary counts 4 flows"),
+        ("garbage", "not a ccsim flows table .not UTF-8 text"),
+        ("columns", "not a ccsim flows table .no column id, size_bytes"),
+    ],
+)
+def test_a_run_without_records_is_checked_for_what_it_can_be(
+    run_dirs: tuple[Path, Path], damage: str, said: str
+) -> None:
+    a, _ = run_dirs
+    drop_records(a)
+    assert len(ccsim.load(a).flows) == 4  # intact, it reads as before
+    flows = a / "flows.csv"
+    lines = flows.read_text().splitlines(keepends=True)
+    if damage == "truncate":
+        flows.write_text("".join(lines[:3]))
+    elif damage == "delete":
+        flows.unlink()
+    elif damage == "swap":
+        shutil.copy(a / "pfc_ports.csv", flows)
+    elif damage == "garbage":
+        flows.write_bytes(bytes(range(128, 256)) * 8)
+    else:
+        header = lines[0].replace("id,", "flow,", 1).replace("size_bytes", "bytes")
+        flows.write_text("".join([header, *lines[1:]]))
+    match = f"{flows}: .*{said}".replace("/", ".")
+    with pytest.raises(ccsim.ScenarioError, match=match):
+        ccsim.load(a)
+    with pytest.raises(ccsim.ScenarioError, match=match):
+        api.load_run(str(a))  # a str path, as a user passes it
+    proc = ccsim_cli("fct-txt", str(a))
+    assert proc.returncode == 2 and "flows.csv" in proc.stderr, proc.stderr
+    assert "Error:" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_table_too_large_for_its_run_is_refused_before_it_is_read(
+    run_dirs: tuple[Path, Path], recorded: bool
+) -> None:
+    a, _ = run_dirs
+    if not recorded:
+        drop_records(a)
+    with open(a / "flows.csv", "r+b") as f:
+        f.truncate(3 << 30)  # 3 GiB, sparse: reading it would take half a minute
+    said = "3221225472 bytes where the run wrote" if recorded else "3221225472 bytes, over the 8192"
+    with pytest.raises(ccsim.ScenarioError, match=said):
+        ccsim.load(a)
+
+
+def test_a_summary_from_another_run_is_named_not_config_toml(
+    run_dirs: tuple[Path, Path],
+) -> None:
+    a, b = run_dirs
+    shutil.copy(b / "summary.json", a / "summary.json")
+    with pytest.raises(ccsim.ScenarioError, match=r"summary.json: from another run"):
         ccsim.load(a)
 
 
@@ -159,6 +229,35 @@ def test_a_deleted_sweep_run_is_reported_and_run_again(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "sweep.json is unreadable" in proc.stderr
     assert len(ccsim.load(out).runs) == 3
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (lambda out: (out / "sweep.json").write_text('{"name": "s", "ba'), "sweep.json: not JSON"),
+        (lambda out: (out / "sweep.json").write_bytes(b"\xa8" * 64), "sweep.json: not a text file"),
+        (
+            lambda out: (out / "sweep.json").write_text('{"name": "s"}'),
+            "sweep.json: not a ccsim sweep",
+        ),
+        (
+            lambda out: (out / "sweep.json").write_text(
+                json.dumps({**json.loads((out / "sweep.json").read_text()), "runs": [{}]})
+            ),
+            "sweep.json: a run without its `run_id`",
+        ),
+        (lambda out: shutil.rmtree(out / "runs"), "runs: none of the sweep's 3 runs is there"),
+    ],
+)
+def test_a_damaged_sweep_directory_is_named(tmp_path: Path, damage: object, said: str) -> None:
+    out = tmp_path / "out"
+    assert ccsim_cli("sweep", str(sweep_files(tmp_path)), "--out", str(out)).returncode == 0
+    damage(out)  # type: ignore[operator]
+    with pytest.raises(ccsim.ScenarioError, match=said):
+        ccsim.load(out)
+    proc = ccsim_cli("report", str(out))
+    assert proc.returncode == 2 and said.split(":")[0] in proc.stderr, proc.stderr
+    assert "Error:" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_a_failed_write_leaves_the_old_file(
@@ -328,6 +427,65 @@ def test_a_flow_far_beyond_the_run_is_warned_of() -> None:
         ccsim.validate(SCEN, overrides={**huge, "duration": "1ms"})
     with pytest.warns(ccsim.ScenarioWarning, match="packets to deliver and no `duration`"):
         ccsim.validate(SCEN, overrides=huge)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
+        ({"workload.0.size": "1000000GB"}, "packets to deliver and no `duration`"),
+        (
+            {
+                "fabric.pfc.enabled": False,
+                "fabric.loss": {"mode": "drop_tail", "queue_packets": 100},
+                "host.recovery": {"mode": "go_back_n", "rto": "1ps"},
+                "duration": "1s",
+            },
+            "host.recovery.rto = 1ps is under one packet's time",
+        ),
+    ],
+)
+def test_a_run_past_a_lifetime_is_refused_unless_allowed(
+    overrides: dict, said: str, tmp_path: Path
+) -> None:
+    # 4 flows of 1 PB: 8e12 events; a 1 ps timer for 1 s on 4 flows: 4e12.
+    refused = f"{said}.*Refused: the run needs some"
+    with (
+        pytest.warns(ccsim.ScenarioWarning, match=said),
+        pytest.raises(ScenarioError, match=refused),
+    ):
+        ccsim.run(SCEN, overrides=overrides)
+    calls: list[object] = []
+
+    def stop(*args: object) -> bool:
+        calls.append(args)
+        return False
+
+    with pytest.warns(ccsim.ScenarioWarning, match=said), pytest.raises(KeyboardInterrupt):
+        ccsim.run(SCEN, overrides=overrides, allow_long=True, progress=stop)
+    assert calls  # allowed, it ran until the callback stopped it
+    (tmp_path / "s.toml").write_text(ccsim.to_toml(SCEN))
+    sets = [f"{k}={api.inline_toml(v)}" for k, v in overrides.items()]
+    args = [a for s in sets for a in ("--set", s)]
+    proc = ccsim_cli("run", "s.toml", *args, cwd=tmp_path)
+    assert proc.returncode == 2 and "--allow-long" in proc.stderr, proc.stderr
+    assert not any((tmp_path / "results").iterdir())  # it left no run directory
+
+
+def test_an_out_dir_with_a_garbage_config_is_named(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(ccsim.to_toml(SCEN))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "config.toml").write_bytes(bytes(range(128, 256)))
+    proc = ccsim_cli("run", "s.toml", "--out", "out", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "--out out: holds a config.toml that is not a run's" in proc.stderr, proc.stderr
+
+
+def test_a_dag_file_that_is_not_text_is_named(tmp_path: Path) -> None:
+    from ccsim.dag import read_dag
+
+    (tmp_path / "g.dag").write_bytes(bytes(range(128, 256)))
+    with pytest.raises(ScenarioError, match="g.dag: not a text file"):
+        read_dag(tmp_path / "g.dag")
 
 
 def test_an_fct_claim_reports_the_flows_it_leaves_out() -> None:

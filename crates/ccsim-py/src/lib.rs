@@ -64,7 +64,7 @@ fn check_out_dir(dir: &Path) -> PyResult<()> {
 /// Run a scenario; returns {"summary": json, "config": toml, "tables": {name: {col: list}},
 /// "trace": pcapng bytes or None}.
 #[pyfunction]
-#[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new(), out_dir=None, progress=None, progress_every_events=262_144, on_built=None))]
+#[pyo3(signature = (scenario, base_dir, seed=None, overrides=Vec::new(), out_dir=None, progress=None, progress_every_events=262_144, on_built=None, allow_long=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -76,6 +76,7 @@ fn run<'py>(
     progress: Option<Py<PyAny>>,
     progress_every_events: u64,
     on_built: Option<Py<PyAny>>,
+    allow_long: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = load(scenario, base_dir, seed, &overrides)?;
     if let Some(d) = &out_dir {
@@ -91,6 +92,8 @@ fn run<'py>(
     if let Some(cb) = &on_built {
         cb.call1(py, (built_warnings.clone(),))?;
     }
+    run.refuse_endless(allow_long)
+        .map_err(ScenarioError::new_err)?;
     let stop = if run.stop_ps() == u64::MAX {
         0
     } else {

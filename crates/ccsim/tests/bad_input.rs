@@ -213,7 +213,7 @@ fn overrides_reach_nested_tables_and_list_entries() {
     )
     .unwrap();
     match &sc.cfg.workload[0] {
-        ccsim::scenario::config::WorkloadCfg::Poisson { load, .. } => assert_eq!(*load, 0.3),
+        ccsim::scenario::config::WorkloadCfg::Poisson(p) => assert_eq!(p.load, 0.3),
         _ => unreachable!(),
     }
     assert_eq!(sc.cfg.fabric.pfc.xoff.0, 256_000);
@@ -236,7 +236,7 @@ fn unset_drops_a_key_and_refuses_one_that_is_not_there() {
     let sc = load(&["~output.trace", "~workload.0.flows"]);
     assert!(sc.cfg.output.trace.is_none());
     match &sc.cfg.workload[0] {
-        ccsim::workload::config::WorkloadCfg::Poisson { flows, .. } => assert!(flows.is_none()),
+        ccsim::workload::config::WorkloadCfg::Poisson(p) => assert!(p.flows.is_none()),
         _ => unreachable!(),
     }
     for (key, said) in [

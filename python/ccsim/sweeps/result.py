@@ -3,7 +3,6 @@ short parameter names used in legends and claims."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,7 +15,6 @@ from ccsim.sweeps.store import (
     STATUS_FAILED,
     STATUS_OK,
     SUMMARY_PARQUET,
-    SWEEP_JSON,
     flatten,
 )
 
@@ -149,31 +147,34 @@ class SweepResult(api.EngineTables):
 
 def load_sweep(out: str | os.PathLike[str]) -> SweepResult:
     """Read a sweep's results directory (see :class:`SweepResult`)."""
-    import pandas as pd
 
     out = Path(out)
-    meta = json.loads((out / SWEEP_JSON).read_text(encoding="utf-8"))
+    meta = api.read_sweep_meta(out)
     runs = load_runs(out)
+    if not len(runs):
+        raise ScenarioError(
+            f"{out / RUNS_DIR}: none of the sweep's {len(meta['runs'])} runs is there (not run "
+            "yet, or deleted); `ccsim sweep` on it again runs them"
+        )
     present = set(runs["run_id"])
     missing = [r["run_id"] for r in meta["runs"] if r["run_id"] not in present]
     ok_ids = list(runs.loc[runs["status"] == STATUS_OK, "run_id"])
 
-    checked: set[str] = set()
+    summaries: dict[str, dict[str, Any]] = {}
 
     def run_dir(rid: str) -> Path:
         """A run's directory, its files checked against their record the first time."""
         d = out / RUNS_DIR / rid
-        if rid not in checked:
+        if rid not in summaries:
             again = "run the sweep again (resume re-runs it)"
-            api.check_files(d, api.read_summary(d, again), again)
-            checked.add(rid)
+            summaries[rid] = api.read_summary(d, again)
+            api.check_files(d, summaries[rid], again)
         return d
 
     def read(table: str) -> pd.DataFrame:
-        frames = [pd.read_parquet(run_dir(rid) / f"{table}.parquet") for rid in ok_ids]
-        return _concat(frames)
+        return _concat([api.read_table(run_dir(rid), table, summaries[rid]) for rid in ok_ids])
 
-    configs = {rid: (run_dir(rid) / "config.toml").read_text(encoding="utf-8") for rid in ok_ids}
+    configs = {rid: api.read_text(run_dir(rid) / "config.toml") for rid in ok_ids}
     if missing:
         api._warn(
             [
@@ -192,7 +193,7 @@ def load_runs(out: str | os.PathLike[str]) -> pd.DataFrame:
     import pandas as pd
 
     out = Path(out)
-    meta = json.loads((out / SWEEP_JSON).read_text(encoding="utf-8"))
+    meta = api.read_sweep_meta(out)
     rows = []
     for r in meta["runs"]:
         path = out / RUNS_DIR / r["run_id"] / SUMMARY_PARQUET

@@ -297,6 +297,9 @@ pub struct Simulation {
     pub fatal: Option<SimError>,
     /// What building noticed that the user may not expect (shown with the scenario's own).
     pub warnings: Vec<String>,
+    /// The events building estimates the run needs where that is extreme (a timer under a
+    /// packet time, a huge transfer without a duration), with the warning that says why.
+    pub estimated_events: Option<(f64, String)>,
     pub deadlock: crate::net::pfc::DeadlockDetector,
     pub watchdog: Watchdog,
     /// Where the run may end (one simulation's copy of a parallel run's windows).

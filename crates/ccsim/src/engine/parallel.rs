@@ -1103,6 +1103,9 @@ fn merge_metrics(
     m
 }
 
+/// Events past which a run is refused unless allowed (`Run::refuse_endless`).
+pub const LIFETIME_EVENTS: f64 = 1e12;
+
 /// A run on one thread (the single-threaded engine) or many (`Parallel`).
 pub enum Run {
     One(Box<Simulation>),
@@ -1157,6 +1160,21 @@ impl Run {
         match self {
             Run::One(s) => s.warnings.clone(),
             Run::Many(p) => p.shared.part(0).warnings.clone(),
+        }
+    }
+    /// An error if building estimates the run needs over `LIFETIME_EVENTS` events
+    /// (`Simulation::estimated_events`): days of computing, where a setting is likely a slip.
+    /// `allow` (the user's explicit request) lets it run.
+    pub fn refuse_endless(&self, allow: bool) -> Result<(), String> {
+        let estimate = match self {
+            Run::One(s) => &s.estimated_events,
+            Run::Many(p) => &p.shared.part(0).estimated_events,
+        };
+        match estimate {
+            Some((events, why)) if !allow && *events > LIFETIME_EVENTS => Err(format!(
+                "{why}. Refused: the run needs some {events:.0e} events, over {LIFETIME_EVENTS:.0e} (a day or more at 10-20 M events/s); fix the setting, or allow a run that long (ccsim run --allow-long; allow_long=True in Python)"
+            )),
+            _ => Ok(()),
         }
     }
     /// The run as one simulation, for its results.

@@ -3,7 +3,8 @@
 //! probes, and the initial events.
 
 use super::config::{
-    cores, BaseRttBytes, IdealFct, RecoveryMode, Threads, TxTime, AUTO_PARALLEL_HOSTS, CORES_ENV,
+    cores, BaseRttBytes, FabricCfg, HostCfg, IdealFct, RecoveryMode, Threads, TxTime,
+    AUTO_PARALLEL_HOSTS, CORES_ENV,
 };
 use super::{Scenario, ScenarioError};
 use crate::cc::BaseRtt;
@@ -118,6 +119,7 @@ impl Scenario {
             link_traversals: 0,
             fatal: None,
             warnings: Vec::new(),
+            estimated_events: None,
             deadlock,
             watchdog: Default::default(),
             unresponsive: Vec::new(),
@@ -214,115 +216,9 @@ impl Scenario {
     fn settings(&self, info: &crate::cc::SchemeInfo) -> Result<Settings, ScenarioError> {
         let c = &self.cfg;
         let (f, h) = (&c.fabric, &c.host);
-        if f.data_priority == 0 || f.data_priority > 7 {
-            return Err(ScenarioError::new(
-                "fabric.data_priority",
-                "must be 1..7 (0 is reserved for control packets)",
-            ));
-        }
+        let (ack_priority, switch_ack_priority) = check_priorities(f, h, info)?;
+        check_packets(f, h, info)?;
         let classes = &f.priority_by_size;
-        if classes.len() > 6
-            || classes.windows(2).any(|w| w[0].0 >= w[1].0)
-            || classes.first().is_some_and(|b| b.0 == 0)
-        {
-            return Err(ScenarioError::new(
-                "fabric.priority_by_size",
-                "must be 1 to 6 ascending sizes above 0 (classes 1..7), e.g. [\"10KB\", \"100KB\", \"1MB\"]",
-            ));
-        }
-        if !classes.is_empty()
-            && f.data_priority != crate::scenario::config::FabricCfg::default().data_priority
-        {
-            return Err(ScenarioError::new(
-                "fabric.data_priority",
-                "does nothing beside priority_by_size, which gives each size class its own priority (1..7); remove one of them",
-            ));
-        }
-        if !classes.is_empty() && info.prio_per_packet {
-            return Err(ScenarioError::new(
-                "fabric.priority_by_size",
-                "this scheme sets its packets' priorities itself; remove priority_by_size",
-            ));
-        }
-        if info.strict_priority && f.scheduler != crate::net::config::Scheduler::Strict {
-            return Err(ScenarioError::new(
-                "fabric.scheduler",
-                format!(
-                    "{} ranks packets by priority: set fabric.scheduler = \"strict\"",
-                    info.name
-                ),
-            ));
-        }
-        let ack_priority = h.ack_priority.expect("resolved");
-        if ack_priority > 7 {
-            return Err(ScenarioError::new("host.ack_priority", "must be 0..7"));
-        }
-        let switch_ack_priority = f.ack_priority.expect("resolved");
-        if switch_ack_priority > 7 {
-            return Err(ScenarioError::new("fabric.ack_priority", "must be 0..7"));
-        }
-        if h.mtu_payload_bytes == 0 {
-            return Err(ScenarioError::new("host.mtu_payload_bytes", "must be > 0"));
-        }
-        for (field, bytes) in [
-            (
-                "host.mtu_payload_bytes",
-                h.mtu_payload_bytes as u64 + (h.header_bytes + info.header_bytes) as u64,
-            ),
-            ("host.ack_bytes", (h.ack_bytes + info.header_bytes) as u64),
-            ("fabric.pfc.frame_bytes", f.pfc.frame_bytes as u64),
-        ] {
-            if bytes > crate::net::MAX_PACKET_BYTES as u64 {
-                return Err(ScenarioError::new(
-                    field,
-                    format!(
-                        "makes {bytes}-byte packets; packets are at most {} bytes",
-                        crate::net::MAX_PACKET_BYTES
-                    ),
-                ));
-            }
-        }
-        for (field, bytes) in [
-            ("host.ack_bytes", h.ack_bytes),
-            ("fabric.pfc.frame_bytes", f.pfc.frame_bytes),
-        ] {
-            if bytes == 0 {
-                return Err(ScenarioError::new(
-                    field,
-                    "must be > 0 bytes: every packet occupies the wire",
-                ));
-            }
-        }
-        // A drop-tail queue must hold at least one full data packet.
-        let packet = h.mtu_payload_bytes as u64 + (h.header_bytes + info.header_bytes) as u64;
-        if let Some(l) = &f.loss {
-            for (field, limit) in [("queue_bytes", l.queue_bytes), ("port_bytes", l.port_bytes)] {
-                if let Some(b) = limit.filter(|b| b.0 > 0 && b.0 < packet) {
-                    return Err(ScenarioError::new(
-                        &format!("fabric.loss.{field}"),
-                        format!(
-                            "{} B cannot hold one {packet}-byte data packet; give at least {packet}B",
-                            b.0
-                        ),
-                    ));
-                }
-            }
-        }
-        if h.window.is_some_and(|w| w.0 == 0) {
-            return Err(ScenarioError::new(
-                "host.window",
-                "must be > 0 bytes (omit it for no window)",
-            ));
-        }
-        if h.ack_every_packets == 0 {
-            return Err(ScenarioError::new("host.ack_every_packets", "must be >= 1"));
-        }
-        if h.ack_timer.0 == 0 {
-            return Err(ScenarioError::new(
-                "host.ack_timer",
-                "must be > 0: a coalesced ACK must not wait forever",
-            ));
-        }
         let drop = f.loss.as_ref().map(|l| DropPolicy {
             mode: l.mode,
             queue_packets: l.queue_packets.unwrap_or(0),
@@ -877,9 +773,21 @@ impl Scenario {
                     timers.push((format!("cc.params.{key}"), ps));
                 }
             }
+            // Each flow's timer may fire every `ps` until the run ends: its duration, else
+            // when the last flow could finish at line rate.
+            let end_ps = if stop_ps != u64::MAX {
+                stop_ps
+            } else {
+                let finish = |f: &crate::transport::Flow| {
+                    f.start_ps
+                        .saturating_add(wire_ps(f.size_bytes, f.line_rate_bps.max(1)))
+                };
+                sim.flows.iter().map(finish).max().unwrap_or(0)
+            };
             for (field, ps) in timers {
                 if ps > 0 && ps < packet_ps {
-                    sim.warnings.push(format!(
+                    let fires = sim.flows.len() as f64 * end_ps as f64 / ps as f64;
+                    estimate(sim, fires, format!(
                         "{field} = {} is under one packet's time on the wire ({}): a timer that short fires about {:.0} times per packet and slows the run as much; lengthen it unless that is meant",
                         crate::sim::fmt_time(ps),
                         crate::sim::fmt_time_approx(packet_ps),
@@ -910,9 +818,9 @@ impl Scenario {
         } else {
             let packets: u128 = sized.map(|f| f.size_bytes.div_ceil(payload) as u128).sum();
             if packets > 1_000_000_000 {
-                sim.warnings.push(format!(
-                    "flows: {packets:.3e} packets to deliver and no `duration`: the run simulates until the last one arrives, some {:.0e} events; set duration or smaller sizes",
-                    packets as f64 * 8.0
+                let events = packets as f64 * 8.0;
+                estimate(sim, events, format!(
+                    "flows: {packets:.3e} packets to deliver and no `duration`: the run simulates until the last one arrives, some {events:.0e} events; set duration or smaller sizes"
                 ));
             }
         }
@@ -1486,6 +1394,146 @@ fn check_probe_interval(field: &str, interval_ps: u64) -> Result<(), ScenarioErr
         ));
     }
     Ok(())
+}
+
+/// The fabric's and hosts' priorities (data, size classes, ACKs) and the scheduler a scheme
+/// needs; returns the hosts' and the switches' ACK priorities.
+fn check_priorities(
+    f: &FabricCfg,
+    h: &HostCfg,
+    info: &crate::cc::SchemeInfo,
+) -> Result<(u8, u8), ScenarioError> {
+    if f.data_priority == 0 || f.data_priority > 7 {
+        return Err(ScenarioError::new(
+            "fabric.data_priority",
+            "must be 1..7 (0 is reserved for control packets)",
+        ));
+    }
+    let classes = &f.priority_by_size;
+    if classes.len() > 6
+        || classes.windows(2).any(|w| w[0].0 >= w[1].0)
+        || classes.first().is_some_and(|b| b.0 == 0)
+    {
+        return Err(ScenarioError::new(
+            "fabric.priority_by_size",
+            "must be 1 to 6 ascending sizes above 0 (classes 1..7), e.g. [\"10KB\", \"100KB\", \"1MB\"]",
+        ));
+    }
+    if !classes.is_empty() && f.data_priority != FabricCfg::default().data_priority {
+        return Err(ScenarioError::new(
+            "fabric.data_priority",
+            "does nothing beside priority_by_size, which gives each size class its own priority (1..7); remove one of them",
+        ));
+    }
+    if !classes.is_empty() && info.prio_per_packet {
+        return Err(ScenarioError::new(
+            "fabric.priority_by_size",
+            "this scheme sets its packets' priorities itself; remove priority_by_size",
+        ));
+    }
+    if info.strict_priority && f.scheduler != crate::net::config::Scheduler::Strict {
+        return Err(ScenarioError::new(
+            "fabric.scheduler",
+            format!(
+                "{} ranks packets by priority: set fabric.scheduler = \"strict\"",
+                info.name
+            ),
+        ));
+    }
+    let ack_priority = h.ack_priority.expect("resolved");
+    if ack_priority > 7 {
+        return Err(ScenarioError::new("host.ack_priority", "must be 0..7"));
+    }
+    let switch_ack_priority = f.ack_priority.expect("resolved");
+    if switch_ack_priority > 7 {
+        return Err(ScenarioError::new("fabric.ack_priority", "must be 0..7"));
+    }
+    Ok((ack_priority, switch_ack_priority))
+}
+
+/// Packet sizes (each within `MAX_PACKET_BYTES`, ACKs and PFC frames above 0, a drop-tail queue
+/// holding a data packet), the window and the ACK options.
+fn check_packets(
+    f: &FabricCfg,
+    h: &HostCfg,
+    info: &crate::cc::SchemeInfo,
+) -> Result<(), ScenarioError> {
+    if h.mtu_payload_bytes == 0 {
+        return Err(ScenarioError::new("host.mtu_payload_bytes", "must be > 0"));
+    }
+    for (field, bytes) in [
+        (
+            "host.mtu_payload_bytes",
+            h.mtu_payload_bytes as u64 + (h.header_bytes + info.header_bytes) as u64,
+        ),
+        ("host.ack_bytes", (h.ack_bytes + info.header_bytes) as u64),
+        ("fabric.pfc.frame_bytes", f.pfc.frame_bytes as u64),
+    ] {
+        if bytes > crate::net::MAX_PACKET_BYTES as u64 {
+            return Err(ScenarioError::new(
+                field,
+                format!(
+                    "makes {bytes}-byte packets; packets are at most {} bytes",
+                    crate::net::MAX_PACKET_BYTES
+                ),
+            ));
+        }
+    }
+    for (field, bytes) in [
+        ("host.ack_bytes", h.ack_bytes),
+        ("fabric.pfc.frame_bytes", f.pfc.frame_bytes),
+    ] {
+        if bytes == 0 {
+            return Err(ScenarioError::new(
+                field,
+                "must be > 0 bytes: every packet occupies the wire",
+            ));
+        }
+    }
+    // A drop-tail queue must hold at least one full data packet.
+    let packet = h.mtu_payload_bytes as u64 + (h.header_bytes + info.header_bytes) as u64;
+    if let Some(l) = &f.loss {
+        for (field, limit) in [("queue_bytes", l.queue_bytes), ("port_bytes", l.port_bytes)] {
+            if let Some(b) = limit.filter(|b| b.0 > 0 && b.0 < packet) {
+                return Err(ScenarioError::new(
+                    &format!("fabric.loss.{field}"),
+                    format!(
+                        "{} B cannot hold one {packet}-byte data packet; give at least {packet}B",
+                        b.0
+                    ),
+                ));
+            }
+        }
+    }
+    if h.window.is_some_and(|w| w.0 == 0) {
+        return Err(ScenarioError::new(
+            "host.window",
+            "must be > 0 bytes (omit it for no window)",
+        ));
+    }
+    if h.ack_every_packets == 0 {
+        return Err(ScenarioError::new("host.ack_every_packets", "must be >= 1"));
+    }
+    if h.ack_timer.0 == 0 {
+        return Err(ScenarioError::new(
+            "host.ack_timer",
+            "must be > 0: a coalesced ACK must not wait forever",
+        ));
+    }
+    Ok(())
+}
+
+/// Say `warning`, and keep it as the run's estimate if `events` is the largest so far
+/// (`Simulation::estimated_events`, which `Run::refuse_endless` reads).
+fn estimate(sim: &mut Simulation, events: f64, warning: String) {
+    if sim
+        .estimated_events
+        .as_ref()
+        .is_none_or(|(e, _)| events > *e)
+    {
+        sim.estimated_events = Some((events, warning.clone()));
+    }
+    sim.warnings.push(warning);
 }
 
 #[cfg(test)]

@@ -193,58 +193,82 @@ fn resolve_fabric_mode(
     use crate::cc::FabricMode;
     use config::{DropMode, LossCfg};
     let lossless = cfg.fabric.pfc.enabled;
-    let only = |field: &str, lossy: bool| {
-        let (want, set) = if lossy {
-            ("a lossy fabric", "false")
-        } else {
-            ("a lossless fabric", "true")
-        };
-        Err(ScenarioError::new(
-            field,
-            format!("applies only to {want} (fabric.pfc.enabled = {set}); remove it or change fabric.pfc.enabled"),
-        ))
-    };
     match info.fabric {
-        FabricMode::Lossless if !lossless => return only("cc.scheme", false),
-        FabricMode::Lossy if lossless => return only("cc.scheme", true),
+        FabricMode::Lossless if !lossless => return only_on("cc.scheme", false),
+        FabricMode::Lossy if lossless => return only_on("cc.scheme", true),
         _ => {}
     }
     if lossless {
-        let pfc = &mut cfg.fabric.pfc;
-        match pfc.mode {
-            config::PfcMode::Static if pfc.alpha.is_some() || pfc.alpha_per_rate.is_some() => {
-                let field = if pfc.alpha.is_some() {
-                    "alpha"
-                } else {
-                    "alpha_per_rate"
-                };
-                return Err(ScenarioError::new(
-                    &format!("fabric.pfc.{field}"),
-                    "applies only to mode = \"dynamic\"; the static mode pauses at xoff",
-                ));
-            }
-            config::PfcMode::Static => {}
-            config::PfcMode::Dynamic => {
-                let a = *pfc.alpha.get_or_insert(0.125);
-                if !(a > 0.0 && a <= 64.0) {
-                    return Err(ScenarioError::new(
-                        "fabric.pfc.alpha",
-                        format!("{a} is out of range: the dynamic threshold factor is in (0, 64] (1/8 in the HPCC simulator)"),
-                    ));
-                }
-            }
-        }
+        resolve_pfc(&mut cfg.fabric.pfc)?;
         if cfg.fabric.loss.is_some() {
-            return only("fabric.loss", true);
+            return only_on("fabric.loss", true);
         }
         if cfg.host.recovery.is_some() {
-            return only("host.recovery", true);
+            return only_on("host.recovery", true);
         }
         return Ok(());
     }
-    // PFC's keys do nothing on a lossy fabric: one set (or, where it has a default that the
-    // resolved config writes out, set to another value) is an error, not silently ignored.
-    let pfc = &cfg.fabric.pfc;
+    refuse_pfc_keys(&cfg.fabric.pfc)?;
+    let loss = cfg.fabric.loss.get_or_insert(LossCfg {
+        mode: DropMode::Dynamic,
+        queue_packets: None,
+        queue_bytes: None,
+        alpha: None,
+        port_packets: None,
+        port_bytes: None,
+        ctrl_packets: None,
+        header_turns: None,
+    });
+    resolve_loss(loss, info)?;
+    check_recovery(cfg.host.recovery.get_or_insert_with(Default::default))
+}
+
+/// The error for `field`, set where it does nothing: it applies only to a lossy fabric
+/// (`lossy`) or only to a lossless one.
+fn only_on(field: &str, lossy: bool) -> Result<(), ScenarioError> {
+    let (want, set) = if lossy {
+        ("a lossy fabric", "false")
+    } else {
+        ("a lossless fabric", "true")
+    };
+    Err(ScenarioError::new(
+        field,
+        format!("applies only to {want} (fabric.pfc.enabled = {set}); remove it or change fabric.pfc.enabled"),
+    ))
+}
+
+/// A lossless fabric's PFC thresholds: the dynamic mode's alpha (default 1/8), none in the
+/// static mode.
+fn resolve_pfc(pfc: &mut config::PfcCfg) -> Result<(), ScenarioError> {
+    match pfc.mode {
+        config::PfcMode::Static if pfc.alpha.is_some() || pfc.alpha_per_rate.is_some() => {
+            let field = if pfc.alpha.is_some() {
+                "alpha"
+            } else {
+                "alpha_per_rate"
+            };
+            return Err(ScenarioError::new(
+                &format!("fabric.pfc.{field}"),
+                "applies only to mode = \"dynamic\"; the static mode pauses at xoff",
+            ));
+        }
+        config::PfcMode::Static => {}
+        config::PfcMode::Dynamic => {
+            let a = *pfc.alpha.get_or_insert(0.125);
+            if !(a > 0.0 && a <= 64.0) {
+                return Err(ScenarioError::new(
+                    "fabric.pfc.alpha",
+                    format!("{a} is out of range: the dynamic threshold factor is in (0, 64] (1/8 in the HPCC simulator)"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// PFC's keys do nothing on a lossy fabric: one set (or, where it has a default that the
+/// resolved config writes out, set to another value) is an error, not silently ignored.
+fn refuse_pfc_keys(pfc: &config::PfcCfg) -> Result<(), ScenarioError> {
     let d = config::PfcCfg::default();
     for (field, set) in [
         ("headroom", pfc.headroom.is_some()),
@@ -260,20 +284,19 @@ fn resolve_fabric_mode(
         ("deadlock_after", pfc.deadlock_after != d.deadlock_after),
     ] {
         if set {
-            return only(&format!("fabric.pfc.{field}"), false);
+            return only_on(&format!("fabric.pfc.{field}"), false);
         }
     }
-    cfg.host.recovery.get_or_insert_with(Default::default);
-    let loss = cfg.fabric.loss.get_or_insert(LossCfg {
-        mode: DropMode::Dynamic,
-        queue_packets: None,
-        queue_bytes: None,
-        alpha: None,
-        port_packets: None,
-        port_bytes: None,
-        ctrl_packets: None,
-        header_turns: None,
-    });
+    Ok(())
+}
+
+/// A lossy fabric's drop policy: drop-tail's limits or the dynamic mode's alpha (default 1),
+/// and the trimming queue's turns for a trimming scheme only.
+fn resolve_loss(
+    loss: &mut config::LossCfg,
+    info: &crate::cc::SchemeInfo,
+) -> Result<(), ScenarioError> {
+    use config::DropMode;
     if let Some(turns) = loss.header_turns {
         if !info.trim {
             return Err(ScenarioError::new(
@@ -344,7 +367,12 @@ fn resolve_fabric_mode(
             }
         }
     }
-    let r = cfg.host.recovery.as_ref().expect("resolved above");
+    Ok(())
+}
+
+/// The host's loss recovery: timeouts > 0, IRN's low timeout under its high one, and no
+/// timeout of the other mode.
+fn check_recovery(r: &crate::transport::loss::Recovery) -> Result<(), ScenarioError> {
     for (field, t) in [
         ("rto", r.rto),
         ("rto_low", r.rto_low),
@@ -414,8 +442,9 @@ fn absolute_paths(cfg: &mut ScenarioCfg, base_dir: &std::path::Path) {
     }
     for w in &mut cfg.workload {
         match w {
-            WorkloadCfg::FlowFile { path } | WorkloadCfg::Dag { path, .. } => fix(path),
-            WorkloadCfg::Poisson { cdf, .. } if !crate::workload::is_builtin_cdf(cdf) => fix(cdf),
+            WorkloadCfg::FlowFile(f) => fix(&mut f.path),
+            WorkloadCfg::Dag(d) => fix(&mut d.path),
+            WorkloadCfg::Poisson(p) if !crate::workload::is_builtin_cdf(&p.cdf) => fix(&mut p.cdf),
             _ => {}
         }
     }

@@ -32,6 +32,24 @@ pub struct FlowSpec {
     pub after_delay_ps: u64,
 }
 
+impl FlowSpec {
+    /// A flow of `bytes` from `src` to `dst` starting at `start_ps`, with no other setting.
+    pub fn sized(src: u32, dst: u32, bytes: u64, start_ps: u64) -> Self {
+        FlowSpec {
+            src,
+            dst,
+            size_bytes: Some(bytes),
+            start_ps,
+            stop_ps: None,
+            rate_bps: None,
+            start_rate_bps: None,
+            responsive: true,
+            after: Vec::new(),
+            after_delay_ps: 0,
+        }
+    }
+}
+
 /// One iteration of a collective workload, as the `collectives` table reports it.
 #[derive(Clone, Debug)]
 pub struct Collective {
@@ -59,13 +77,11 @@ pub fn collectives(
     host_rate_bps: &[u64],
 ) -> Vec<Collective> {
     let (kind, iterations) = match w {
-        WorkloadCfg::Allreduce {
-            algorithm: AllreduceAlgorithm::Ring,
-            iterations,
-            ..
-        } => ("allreduce_ring", *iterations),
-        WorkloadCfg::Allreduce { iterations, .. } => ("allreduce_halving_doubling", *iterations),
-        WorkloadCfg::Alltoall { iterations, .. } => ("alltoall", *iterations),
+        WorkloadCfg::Allreduce(a) if a.algorithm == AllreduceAlgorithm::Ring => {
+            ("allreduce_ring", a.iterations)
+        }
+        WorkloadCfg::Allreduce(a) => ("allreduce_halving_doubling", a.iterations),
+        WorkloadCfg::Alltoall(a) => ("alltoall", a.iterations),
         _ => return Vec::new(),
     };
     let per = flows.len() / iterations as usize;
@@ -100,13 +116,13 @@ pub fn collectives(
 
 /// The hosts of a collective, with its size and iterations checked.
 fn collective_hosts(
+    e: &Entry,
     hosts: &HostSet,
-    nh: u32,
     size: crate::sim::quantity::Size,
     iterations: u32,
-    field: &dyn Fn(&str) -> String,
 ) -> Result<Vec<u32>, ScenarioError> {
-    let hs = hosts_of(hosts, nh, &field("hosts"))?;
+    let field = |f: &str| e.field(f);
+    let hs = hosts_of(hosts, e.hosts(), &field("hosts"))?;
     if hs.len() < 2 {
         return Err(ScenarioError::new(
             &field("hosts"),
@@ -150,16 +166,9 @@ fn stepped(
         for &(i, j, bytes) in step {
             into[j].push(out.len() as u32);
             out.push(FlowSpec {
-                src: hosts[i],
-                dst: hosts[j],
-                size_bytes: Some(bytes),
-                start_ps,
-                stop_ps: None,
-                rate_bps: None,
-                start_rate_bps: None,
-                responsive: true,
                 after_delay_ps: if received[i].is_empty() { 0 } else { delay },
                 after: received[i].clone(),
+                ..FlowSpec::sized(hosts[i], hosts[j], bytes, start_ps)
             });
         }
         received = into;
@@ -525,328 +534,375 @@ pub fn generate(
     base_dir: &std::path::Path,
     rng: &mut Rng,
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
-    let nh = host_rate_bps.len() as u32;
-    let field = |f: &str| format!("workload[{wi}].{f}");
-    let mut out = Vec::new();
+    let e = Entry {
+        wi,
+        host_rate_bps,
+        base_dir,
+    };
     match w {
-        WorkloadCfg::Poisson {
-            cdf,
-            load,
-            start,
-            stop,
-            flows,
-            hosts,
-        } => {
-            load_ok(*load, &field("load"))?;
-            if stop.0 <= start.0 {
-                return Err(ScenarioError::new(&field("stop"), "must be after `start`"));
-            }
-            let cdf = Cdf::load(cdf, base_dir, &field("cdf"))?;
-            let hs = hosts_of(hosts, nh, &field("hosts"))?;
-            let mean = cdf.mean();
-            let window_s = (stop.0 - start.0) as f64 / PS_PER_S as f64;
-            let expected: f64 = hs
-                .iter()
-                .map(|&h| window_s * host_rate_bps[h as usize] as f64 * load / (mean * 8.0))
-                .sum();
-            check_flow_count(&field("load"), expected)?;
-            for &src in &hs {
-                let gap_s = mean * 8.0 / (host_rate_bps[src as usize] as f64 * load);
-                let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
-                while t < stop.0 as f64 {
-                    let mut dst = hs[rng.below(hs.len() as u64 - 1) as usize];
-                    if dst == src {
-                        dst = hs[hs.len() - 1];
-                    }
-                    let size = cdf.sample(rng);
-                    out.push(FlowSpec {
-                        src,
-                        dst,
-                        size_bytes: Some(size),
-                        start_ps: t as u64,
-                        stop_ps: None,
-                        rate_bps: None,
-                        start_rate_bps: None,
-                        responsive: true,
-                        after: Vec::new(),
-                        after_delay_ps: 0,
-                    });
-                    t += rng.exponential(gap_s) * PS_PER_S as f64;
-                }
-            }
-            if let Some(n) = *flows {
-                if n == 0 || n > out.len() as u64 {
-                    return Err(ScenarioError::new(
-                        &field("flows"),
-                        format!("{n} flows asked, {} arrive before `stop`: give 1 to {0}, or a later `stop`", out.len()),
-                    ));
-                }
-                // The first n arrivals over all hosts (ties in host order).
-                out.sort_by_key(|f| f.start_ps);
-                out.truncate(n as usize);
-            }
-        }
-        WorkloadCfg::Incast {
-            senders,
-            size,
-            cdf,
-            same_size,
-            receiver,
-            at,
-            every,
-            load,
-            start,
-            stop,
-            hosts,
-        } => {
-            let hs = hosts_of(hosts, nh, &field("hosts"))?;
-            if let Some(r) = receiver {
-                if *r >= nh {
-                    return Err(ScenarioError::new(
-                        &field("receiver"),
-                        format!("unknown host {r}; hosts are 0..{}", nh - 1),
-                    ));
-                }
-            }
-            // Senders come from `hosts` minus the receiver (a fixed receiver may lie outside).
-            let pool = match receiver {
-                Some(r) if !hs.contains(r) => hs.len(),
-                _ => hs.len() - 1,
-            };
-            let (k_min, k_max) = sender_range(senders, pool, &field("senders"))?;
-            let (fixed_bytes, cdf) = match (size, cdf) {
-                (Some(s), None) if s.0 == 0 => {
-                    return Err(ScenarioError::new(&field("size"), "must be > 0"))
-                }
-                (Some(s), None) => (s.0, None),
-                (None, Some(c)) => (0, Some(Cdf::load(c, base_dir, &field("cdf"))?)),
-                _ => return Err(ScenarioError::new(&field("size"), "give either `size` (every flow's size) or `cdf` (a size drawn per sender), not both or neither")),
-            };
-            if *same_size && cdf.is_none() {
-                return Err(ScenarioError::new(
-                    &field("same_size"),
-                    "draws one size per incast from `cdf`; with a fixed `size` every flow has it already: remove same_size or give `cdf`",
-                ));
-            }
-            let one = |t: u64, rng: &mut Rng, out: &mut Vec<FlowSpec>| {
-                let dst = receiver.unwrap_or_else(|| hs[rng.below(hs.len() as u64) as usize]);
-                let k = match k_max - k_min {
-                    0 => k_min,
-                    span => k_min + rng.below(u64::from(span) + 1) as u32,
-                };
-                // Choose `k` distinct hosts other than the receiver (partial Fisher-Yates); with
-                // a CDF each sender's flow draws its own size, or all send one (`same_size`).
-                let shared = match &cdf {
-                    Some(c) if *same_size => Some(c.sample(rng)),
-                    _ => None,
-                };
-                let mut pool: Vec<u32> = hs.iter().copied().filter(|&h| h != dst).collect();
-                for i in 0..k as usize {
-                    let j = i + rng.below((pool.len() - i) as u64) as usize;
-                    pool.swap(i, j);
-                    let bytes = shared
-                        .unwrap_or_else(|| cdf.as_ref().map_or(fixed_bytes, |c| c.sample(rng)));
-                    out.push(FlowSpec {
-                        src: pool[i],
-                        dst,
-                        size_bytes: Some(bytes),
-                        start_ps: t,
-                        stop_ps: None,
-                        rate_bps: None,
-                        start_rate_bps: None,
-                        responsive: true,
-                        after: Vec::new(),
-                        after_delay_ps: 0,
-                    });
-                }
-            };
-            let window = |what: &str| {
-                let stop = stop.ok_or_else(|| {
-                    ScenarioError::new(&field("stop"), format!("{what} needs `stop`"))
-                })?;
-                if stop.0 <= start.0 {
-                    return Err(ScenarioError::new(&field("stop"), "must be after `start`"));
-                }
-                Ok(stop.0)
-            };
-            let mean_k = f64::from(k_min + k_max) / 2.0;
-            match (at, every, load) {
-                (Some(t), None, None) => one(t.0, rng, &mut out),
-                (None, Some(gap), None) => {
-                    let stop = window("a periodic incast (with `every`)")?;
-                    if gap.0 == 0 {
-                        return Err(ScenarioError::new(&field("every"), "must be > 0"));
-                    }
-                    check_flow_count(&field("every"), (stop - start.0) as f64 / gap.0 as f64 * mean_k)?;
-                    for t in (start.0..stop).step_by(gap.0 as usize) {
-                        one(t, rng, &mut out);
-                    }
-                }
-                (None, None, Some(l)) => {
-                    load_ok(*l, &field("load"))?;
-                    let stop = window("a recurring incast (with `load`)")?;
-                    // Incast bytes per second = load x the total host link capacity of the set.
-                    let cap_bps: f64 = hs.iter().map(|&h| host_rate_bps[h as usize] as f64).sum();
-                    let mean_bytes = cdf.as_ref().map_or(fixed_bytes as f64, Cdf::mean);
-                    let gap_s = mean_k * mean_bytes * 8.0 / (cap_bps * l);
-                    let window_s = (stop - start.0) as f64 / PS_PER_S as f64;
-                    check_flow_count(&field("load"), window_s / gap_s * mean_k)?;
-                    let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
-                    while t < stop as f64 {
-                        one(t as u64, rng, &mut out);
-                        t += rng.exponential(gap_s) * PS_PER_S as f64;
-                    }
-                }
-                _ => return Err(ScenarioError::new(&field("at"), "give one of `at` (one incast), `every` (periodic incasts) or `load` (Poisson incasts)")),
-            }
-        }
-        WorkloadCfg::LongLived {
-            pairs,
-            start,
-            stop,
-            rate,
-            start_rate,
-            responsive,
-        } => {
-            if responsive.is_some_and(|r| !(0.0..=1.0).contains(&r)) {
-                return Err(ScenarioError::new(
-                    &field("responsive"),
-                    "a share of the senders, from 0 to 1",
-                ));
-            }
-            if stop.is_some_and(|t| t.0 <= start.0) {
-                return Err(ScenarioError::new(&field("stop"), "must be after `start`"));
-            }
-            if rate.is_some_and(|r| r.0 == 0) {
-                return Err(ScenarioError::new(&field("rate"), "must be > 0"));
-            }
-            check_start_rate(*start_rate, *rate, &field("start_rate"))?;
-            for (i, [s, d]) in pairs.iter().enumerate() {
-                for h in [s, d] {
-                    if *h >= nh {
-                        return Err(ScenarioError::new(
-                            &field(&format!("pairs[{i}]")),
-                            format!("unknown host {h}; hosts are 0..{}", nh - 1),
-                        ));
-                    }
-                }
-                if s == d {
-                    return Err(ScenarioError::new(
-                        &field(&format!("pairs[{i}]")),
-                        "source and destination are the same host",
-                    ));
-                }
-                out.push(FlowSpec {
-                    src: *s,
-                    dst: *d,
-                    size_bytes: None,
-                    start_ps: start.0,
-                    stop_ps: stop.map(|t| t.0),
-                    rate_bps: rate.map(|r| r.0),
-                    start_rate_bps: start_rate.map(|r| r.0),
-                    responsive: true,
-                    after: Vec::new(),
-                    after_delay_ps: 0,
-                });
-            }
-            if let Some(share) = responsive {
-                // round(share x senders) of the distinct senders respond, drawn without
-                // replacement; the others' flows do not.
-                let mut senders: Vec<u32> = pairs.iter().map(|p| p[0]).collect();
-                senders.sort_unstable();
-                senders.dedup();
-                let keep = (share * senders.len() as f64).round() as usize;
-                for i in 0..keep {
-                    let j = i + rng.below((senders.len() - i) as u64) as usize;
-                    senders.swap(i, j);
-                }
-                let deaf = &senders[keep..];
-                let first = out.len() - pairs.len();
-                for f in &mut out[first..] {
-                    f.responsive = !deaf.contains(&f.src);
-                }
-            }
-        }
-        WorkloadCfg::FlowFile { path } => out = read_hpcc_flows(&base_dir.join(path), path, nh)?,
-        WorkloadCfg::Dag { path, start } => {
-            let text = crate::sim::input::read_input(&base_dir.join(path)).map_err(|e| {
-                ScenarioError::new(&field("path"), format!("cannot read `{path}`: {e}"))
+        WorkloadCfg::Poisson(p) => poisson(&e, p, rng),
+        WorkloadCfg::Incast(i) => incast(&e, i, rng),
+        WorkloadCfg::LongLived(l) => long_lived(&e, l, rng),
+        WorkloadCfg::FlowFile(f) => read_hpcc_flows(&base_dir.join(&f.path), &f.path, e.hosts()),
+        WorkloadCfg::Dag(d) => {
+            let text = crate::sim::input::read_input(&base_dir.join(&d.path)).map_err(|err| {
+                ScenarioError::new(&e.field("path"), format!("cannot read `{}`: {err}", d.path))
             })?;
-            out = parse_dag(&text, path, nh, start.0)?;
+            parse_dag(&text, &d.path, e.hosts(), d.start.0)
         }
-        WorkloadCfg::Allreduce {
-            size,
-            algorithm,
-            hosts,
-            start,
-            iterations,
-            gap,
-        } => {
-            let hs = collective_hosts(hosts, nh, *size, *iterations, &field)?;
-            let n = hs.len();
-            let per_iteration = match algorithm {
-                AllreduceAlgorithm::Ring => {
-                    let chunk = size.0.div_ceil(n as u64);
-                    let step: Vec<_> = (0..n).map(|i| (i, (i + 1) % n, chunk)).collect();
-                    vec![step; 2 * (n - 1)]
-                }
-                AllreduceAlgorithm::HalvingDoubling if !n.is_power_of_two() => {
-                    return Err(ScenarioError::new(&field("hosts"), format!("halving-doubling needs a power of 2 of hosts, not {n}; use algorithm = \"ring\" or change the host set")));
-                }
-                AllreduceAlgorithm::HalvingDoubling => {
-                    // Halving: partners n/2, n/4, ... 1 apart exchange size/2, size/4, ...;
-                    // doubling: the same in reverse.
-                    let m = n.trailing_zeros() as usize;
-                    let step = |d: usize, div: u64| -> Vec<(usize, usize, u64)> {
-                        (0..n).map(|i| (i, i ^ d, size.0.div_ceil(div))).collect()
-                    };
-                    let halving = (0..m).map(|k| step(n >> (k + 1), 2 << k));
-                    let doubling = (0..m).map(|k| step(1 << k, (n >> k) as u64));
-                    halving.chain(doubling).collect()
-                }
-            };
-            let steps = per_iteration.len();
-            let all: Vec<_> = (0..*iterations)
-                .flat_map(|_| per_iteration.clone())
-                .collect();
-            out = stepped(&hs, &all, steps, start.0, gap.0);
+        WorkloadCfg::Allreduce(a) => allreduce(&e, a),
+        WorkloadCfg::Alltoall(a) => alltoall(&e, a, rng),
+    }
+}
+
+/// One `[[workload]]` entry's context: its index (for field names), the hosts' link rates and
+/// the scenario's directory (for files).
+struct Entry<'a> {
+    wi: usize,
+    host_rate_bps: &'a [u64],
+    base_dir: &'a std::path::Path,
+}
+
+impl Entry<'_> {
+    fn field(&self, f: &str) -> String {
+        format!("workload[{}].{f}", self.wi)
+    }
+    fn hosts(&self) -> u32 {
+        self.host_rate_bps.len() as u32
+    }
+}
+
+/// Poisson arrivals per host at `load` of its link, sizes from a CDF (`kind = "poisson"`).
+fn poisson(e: &Entry, w: &config::Poisson, rng: &mut Rng) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let config::Poisson {
+        cdf,
+        load,
+        start,
+        stop,
+        flows,
+        hosts,
+    } = w;
+    let mut out = Vec::new();
+    load_ok(*load, &e.field("load"))?;
+    if stop.0 <= start.0 {
+        return Err(ScenarioError::new(
+            &e.field("stop"),
+            "must be after `start`",
+        ));
+    }
+    let cdf = Cdf::load(cdf, e.base_dir, &e.field("cdf"))?;
+    let hs = hosts_of(hosts, e.hosts(), &e.field("hosts"))?;
+    let mean = cdf.mean();
+    let window_s = (stop.0 - start.0) as f64 / PS_PER_S as f64;
+    let expected: f64 = hs
+        .iter()
+        .map(|&h| window_s * e.host_rate_bps[h as usize] as f64 * load / (mean * 8.0))
+        .sum();
+    check_flow_count(&e.field("load"), expected)?;
+    for &src in &hs {
+        let gap_s = mean * 8.0 / (e.host_rate_bps[src as usize] as f64 * load);
+        let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
+        while t < stop.0 as f64 {
+            let mut dst = hs[rng.below(hs.len() as u64 - 1) as usize];
+            if dst == src {
+                dst = hs[hs.len() - 1];
+            }
+            let size = cdf.sample(rng);
+            out.push(FlowSpec::sized(src, dst, size, t as u64));
+            t += rng.exponential(gap_s) * PS_PER_S as f64;
         }
-        WorkloadCfg::Alltoall {
-            size,
-            hosts,
-            start,
-            iterations,
-            gap,
-            skew,
-        } => {
-            let hs = collective_hosts(hosts, nh, *size, *iterations, &field)?;
-            if !skew.is_finite() || *skew < 0.0 {
+    }
+    if let Some(n) = *flows {
+        if n == 0 || n > out.len() as u64 {
+            return Err(ScenarioError::new(
+                &e.field("flows"),
+                format!(
+                    "{n} flows asked, {} arrive before `stop`: give 1 to {0}, or a later `stop`",
+                    out.len()
+                ),
+            ));
+        }
+        // The first n arrivals over all hosts (ties in host order).
+        out.sort_by_key(|f| f.start_ps);
+        out.truncate(n as usize);
+    }
+    Ok(out)
+}
+
+/// Incasts: once, periodic or Poisson (`kind = "incast"`).
+fn incast(e: &Entry, w: &config::Incast, rng: &mut Rng) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let config::Incast {
+        senders,
+        size,
+        cdf,
+        same_size,
+        receiver,
+        at,
+        every,
+        load,
+        start,
+        stop,
+        hosts,
+    } = w;
+    let mut out = Vec::new();
+    let hs = hosts_of(hosts, e.hosts(), &e.field("hosts"))?;
+    if let Some(r) = receiver {
+        if *r >= e.hosts() {
+            return Err(ScenarioError::new(
+                &e.field("receiver"),
+                format!("unknown host {r}; hosts are 0..{}", e.hosts() - 1),
+            ));
+        }
+    }
+    // Senders come from `hosts` minus the receiver (a fixed receiver may lie outside).
+    let pool = match receiver {
+        Some(r) if !hs.contains(r) => hs.len(),
+        _ => hs.len() - 1,
+    };
+    let (k_min, k_max) = sender_range(senders, pool, &e.field("senders"))?;
+    let (fixed_bytes, cdf) = match (size, cdf) {
+        (Some(s), None) if s.0 == 0 => {
+            return Err(ScenarioError::new(&e.field("size"), "must be > 0"))
+        }
+        (Some(s), None) => (s.0, None),
+        (None, Some(c)) => (0, Some(Cdf::load(c, e.base_dir, &e.field("cdf"))?)),
+        _ => return Err(ScenarioError::new(&e.field("size"), "give either `size` (every flow's size) or `cdf` (a size drawn per sender), not both or neither")),
+    };
+    if *same_size && cdf.is_none() {
+        return Err(ScenarioError::new(
+            &e.field("same_size"),
+            "draws one size per incast from `cdf`; with a fixed `size` every flow has it already: remove same_size or give `cdf`",
+        ));
+    }
+    let one = |t: u64, rng: &mut Rng, out: &mut Vec<FlowSpec>| {
+        let dst = receiver.unwrap_or_else(|| hs[rng.below(hs.len() as u64) as usize]);
+        let k = match k_max - k_min {
+            0 => k_min,
+            span => k_min + rng.below(u64::from(span) + 1) as u32,
+        };
+        // Choose `k` distinct hosts other than the receiver (partial Fisher-Yates); with
+        // a CDF each sender's flow draws its own size, or all send one (`same_size`).
+        let shared = match &cdf {
+            Some(c) if *same_size => Some(c.sample(rng)),
+            _ => None,
+        };
+        let mut pool: Vec<u32> = hs.iter().copied().filter(|&h| h != dst).collect();
+        for i in 0..k as usize {
+            let j = i + rng.below((pool.len() - i) as u64) as usize;
+            pool.swap(i, j);
+            let bytes =
+                shared.unwrap_or_else(|| cdf.as_ref().map_or(fixed_bytes, |c| c.sample(rng)));
+            out.push(FlowSpec::sized(pool[i], dst, bytes, t));
+        }
+    };
+    let window = |what: &str| {
+        let stop = stop
+            .ok_or_else(|| ScenarioError::new(&e.field("stop"), format!("{what} needs `stop`")))?;
+        if stop.0 <= start.0 {
+            return Err(ScenarioError::new(
+                &e.field("stop"),
+                "must be after `start`",
+            ));
+        }
+        Ok(stop.0)
+    };
+    let mean_k = f64::from(k_min + k_max) / 2.0;
+    match (at, every, load) {
+        (Some(t), None, None) => one(t.0, rng, &mut out),
+        (None, Some(gap), None) => {
+            let stop = window("a periodic incast (with `every`)")?;
+            if gap.0 == 0 {
+                return Err(ScenarioError::new(&e.field("every"), "must be > 0"));
+            }
+            check_flow_count(
+                &e.field("every"),
+                (stop - start.0) as f64 / gap.0 as f64 * mean_k,
+            )?;
+            for t in (start.0..stop).step_by(gap.0 as usize) {
+                one(t, rng, &mut out);
+            }
+        }
+        (None, None, Some(l)) => {
+            load_ok(*l, &e.field("load"))?;
+            let stop = window("a recurring incast (with `load`)")?;
+            // Incast bytes per second = load x the total host link capacity of the set.
+            let cap_bps: f64 = hs.iter().map(|&h| e.host_rate_bps[h as usize] as f64).sum();
+            let mean_bytes = cdf.as_ref().map_or(fixed_bytes as f64, Cdf::mean);
+            let gap_s = mean_k * mean_bytes * 8.0 / (cap_bps * l);
+            let window_s = (stop - start.0) as f64 / PS_PER_S as f64;
+            check_flow_count(&e.field("load"), window_s / gap_s * mean_k)?;
+            let mut t = start.0 as f64 + rng.exponential(gap_s) * PS_PER_S as f64;
+            while t < stop as f64 {
+                one(t as u64, rng, &mut out);
+                t += rng.exponential(gap_s) * PS_PER_S as f64;
+            }
+        }
+        _ => return Err(ScenarioError::new(
+            &e.field("at"),
+            "give one of `at` (one incast), `every` (periodic incasts) or `load` (Poisson incasts)",
+        )),
+    }
+    Ok(out)
+}
+
+/// Long-lived flows between host pairs (`kind = "long_lived"`).
+fn long_lived(
+    e: &Entry,
+    w: &config::LongLived,
+    rng: &mut Rng,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let config::LongLived {
+        pairs,
+        start,
+        stop,
+        rate,
+        start_rate,
+        responsive,
+    } = w;
+    let mut out = Vec::new();
+    if responsive.is_some_and(|r| !(0.0..=1.0).contains(&r)) {
+        return Err(ScenarioError::new(
+            &e.field("responsive"),
+            "a share of the senders, from 0 to 1",
+        ));
+    }
+    if stop.is_some_and(|t| t.0 <= start.0) {
+        return Err(ScenarioError::new(
+            &e.field("stop"),
+            "must be after `start`",
+        ));
+    }
+    if rate.is_some_and(|r| r.0 == 0) {
+        return Err(ScenarioError::new(&e.field("rate"), "must be > 0"));
+    }
+    check_start_rate(*start_rate, *rate, &e.field("start_rate"))?;
+    for (i, [s, d]) in pairs.iter().enumerate() {
+        for h in [s, d] {
+            if *h >= e.hosts() {
                 return Err(ScenarioError::new(
-                    &field("skew"),
-                    format!("{skew} is not a Zipf exponent: give 0 (uniform) or more"),
+                    &e.field(&format!("pairs[{i}]")),
+                    format!("unknown host {h}; hosts are 0..{}", e.hosts() - 1),
                 ));
             }
-            let n = hs.len();
-            let steps: Vec<Vec<(usize, usize, u64)>> = (0..*iterations)
-                .map(|_| {
-                    // Destination j's weight 1 / rank_j^skew, ranks drawn per iteration.
-                    let mut rank: Vec<usize> = (1..=n).collect();
-                    for i in (1..n).rev() {
-                        rank.swap(i, rng.below(i as u64 + 1) as usize);
-                    }
-                    let w: Vec<f64> = rank.iter().map(|&r| (r as f64).powf(-skew)).collect();
-                    let mean = w.iter().sum::<f64>() / n as f64;
-                    let bytes = |j: usize| ((size.0 as f64 * w[j] / mean).round() as u64).max(1);
-                    (0..n)
-                        .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
-                        .map(|(i, j)| (i, j, bytes(j)))
-                        .collect()
-                })
-                .collect();
-            out = stepped(&hs, &steps, 1, start.0, gap.0);
+        }
+        if s == d {
+            return Err(ScenarioError::new(
+                &e.field(&format!("pairs[{i}]")),
+                "source and destination are the same host",
+            ));
+        }
+        out.push(FlowSpec {
+            src: *s,
+            dst: *d,
+            size_bytes: None,
+            start_ps: start.0,
+            stop_ps: stop.map(|t| t.0),
+            rate_bps: rate.map(|r| r.0),
+            start_rate_bps: start_rate.map(|r| r.0),
+            responsive: true,
+            after: Vec::new(),
+            after_delay_ps: 0,
+        });
+    }
+    if let Some(share) = responsive {
+        // round(share x senders) of the distinct senders respond, drawn without
+        // replacement; the others' flows do not.
+        let mut senders: Vec<u32> = pairs.iter().map(|p| p[0]).collect();
+        senders.sort_unstable();
+        senders.dedup();
+        let keep = (share * senders.len() as f64).round() as usize;
+        for i in 0..keep {
+            let j = i + rng.below((senders.len() - i) as u64) as usize;
+            senders.swap(i, j);
+        }
+        let deaf = &senders[keep..];
+        let first = out.len() - pairs.len();
+        for f in &mut out[first..] {
+            f.responsive = !deaf.contains(&f.src);
         }
     }
     Ok(out)
+}
+
+/// An all-reduce's steps as flows (`kind = "allreduce"`).
+fn allreduce(e: &Entry, w: &config::Allreduce) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let config::Allreduce {
+        size,
+        algorithm,
+        hosts,
+        start,
+        iterations,
+        gap,
+    } = w;
+    let hs = collective_hosts(e, hosts, *size, *iterations)?;
+    let n = hs.len();
+    let per_iteration = match algorithm {
+        AllreduceAlgorithm::Ring => {
+            let chunk = size.0.div_ceil(n as u64);
+            let step: Vec<_> = (0..n).map(|i| (i, (i + 1) % n, chunk)).collect();
+            vec![step; 2 * (n - 1)]
+        }
+        AllreduceAlgorithm::HalvingDoubling if !n.is_power_of_two() => {
+            return Err(ScenarioError::new(&e.field("hosts"), format!("halving-doubling needs a power of 2 of hosts, not {n}; use algorithm = \"ring\" or change the host set")));
+        }
+        AllreduceAlgorithm::HalvingDoubling => {
+            // Halving: partners n/2, n/4, ... 1 apart exchange size/2, size/4, ...;
+            // doubling: the same in reverse.
+            let m = n.trailing_zeros() as usize;
+            let step = |d: usize, div: u64| -> Vec<(usize, usize, u64)> {
+                (0..n).map(|i| (i, i ^ d, size.0.div_ceil(div))).collect()
+            };
+            let halving = (0..m).map(|k| step(n >> (k + 1), 2 << k));
+            let doubling = (0..m).map(|k| step(1 << k, (n >> k) as u64));
+            halving.chain(doubling).collect()
+        }
+    };
+    let steps = per_iteration.len();
+    let all: Vec<_> = (0..*iterations)
+        .flat_map(|_| per_iteration.clone())
+        .collect();
+    Ok(stepped(&hs, &all, steps, start.0, gap.0))
+}
+
+/// All-to-all iterations as flows (`kind = "alltoall"`).
+fn alltoall(
+    e: &Entry,
+    w: &config::Alltoall,
+    rng: &mut Rng,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let config::Alltoall {
+        size,
+        hosts,
+        start,
+        iterations,
+        gap,
+        skew,
+    } = w;
+    let hs = collective_hosts(e, hosts, *size, *iterations)?;
+    if !skew.is_finite() || *skew < 0.0 {
+        return Err(ScenarioError::new(
+            &e.field("skew"),
+            format!("{skew} is not a Zipf exponent: give 0 (uniform) or more"),
+        ));
+    }
+    let n = hs.len();
+    let steps: Vec<Vec<(usize, usize, u64)>> = (0..*iterations)
+        .map(|_| {
+            // Destination j's weight 1 / rank_j^skew, ranks drawn per iteration.
+            let mut rank: Vec<usize> = (1..=n).collect();
+            for i in (1..n).rev() {
+                rank.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let w: Vec<f64> = rank.iter().map(|&r| (r as f64).powf(-skew)).collect();
+            let mean = w.iter().sum::<f64>() / n as f64;
+            let bytes = |j: usize| ((size.0 as f64 * w[j] / mean).round() as u64).max(1);
+            (0..n)
+                .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
+                .map(|(i, j)| (i, j, bytes(j)))
+                .collect()
+        })
+        .collect();
+    Ok(stepped(&hs, &steps, 1, start.0, gap.0))
 }
 
 /// The HPCC simulator's flow file: first line the count, then `src dst priority dport size start_s`.
@@ -939,16 +995,9 @@ pub fn parse_dag(
             return Err(e(*ln, "a delay counts from the flows in `after`, and there are none: write - for either both or neither".into()));
         }
         out.push(FlowSpec {
-            src,
-            dst,
-            size_bytes: Some(size),
-            start_ps,
-            stop_ps: None,
-            rate_bps: None,
-            start_rate_bps: None,
-            responsive: true,
             after,
             after_delay_ps: delay,
+            ..FlowSpec::sized(src, dst, size, start_ps)
         });
     }
     if let Some(k) = on_cycle(&out) {
@@ -1035,18 +1084,8 @@ pub fn parse_hpcc_flows(
                 format!("size must be at most {MAX_SIZE_BYTES} bytes"),
             ));
         }
-        out.push(FlowSpec {
-            src,
-            dst,
-            size_bytes: Some(size),
-            start_ps: (start * PS_PER_S as f64).round() as u64,
-            stop_ps: None,
-            rate_bps: None,
-            start_rate_bps: None,
-            responsive: true,
-            after: Vec::new(),
-            after_delay_ps: 0,
-        });
+        let start_ps = (start * PS_PER_S as f64).round() as u64;
+        out.push(FlowSpec::sized(src, dst, size, start_ps));
     }
     if out.len() != n {
         return Err(e(0, format!("declares {n} flows but lists {}", out.len())));
