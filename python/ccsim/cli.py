@@ -669,37 +669,8 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ccsim", description="Packet-level datacenter congestion-control simulator.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def scenario_args(q: argparse.ArgumentParser) -> None:
-        q.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-        q.add_argument("--seed", type=_seed, help="replace the scenario's seed")
-        q.add_argument(
-            "--set",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="override a field, e.g. --set cc.scheme=dcqcn (repeatable)",
-        )
-        unset_arg(q)
-
-    def unset_arg(q: argparse.ArgumentParser) -> None:
-        q.add_argument(
-            "--unset",
-            action="append",
-            dest="set",
-            type=lambda key: f"~{key}",
-            metavar="KEY",
-            help="remove a field, so its default applies, e.g. --unset output.trace (repeatable)",
-        )
-
-    def force_arg(q: argparse.ArgumentParser) -> None:
-        q.add_argument(
-            "--force",
-            action="store_true",
-            help="write into --out even if it holds results of other settings",
-        )
-
     q = sub.add_parser("run", help="run a scenario, write its results directory")
-    scenario_args(q)
+    _scenario_args(q)
     q.add_argument(
         "--threads",
         type=_threads,
@@ -708,7 +679,7 @@ def _parser() -> argparse.ArgumentParser:
         "partitions run in parallel; every N gives the same results; same as --set threads=N)",
     )
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
-    force_arg(q)
+    _force_arg(q)
     q.add_argument(
         "--allow-long",
         action="store_true",
@@ -724,7 +695,7 @@ def _parser() -> argparse.ArgumentParser:
     q.set_defaults(func=_cmd_run)
 
     q = sub.add_parser("validate", help="check a scenario without running it")
-    scenario_args(q)
+    _scenario_args(q)
     q.add_argument("--print", action="store_true", help="print the fully resolved scenario")
     q.set_defaults(func=_cmd_validate)
 
@@ -739,34 +710,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     q.set_defaults(func=_cmd_examples)
 
-    def backend_args(q: argparse.ArgumentParser) -> None:
-        q.add_argument(
-            "--backend",
-            choices=sweeps.BACKENDS,
-            default="local",
-            help="local: a process pool on this machine (default); ray: a Ray cluster",
-        )
-        q.add_argument(
-            "--address",
-            metavar="ADDR",
-            help="Ray cluster to join, e.g. auto or HOST:6379 (default: start a local Ray)",
-        )
-        q.add_argument(
-            "--workers", type=int, metavar="N", help="parallel runs (default: all cores)"
-        )
-        force_arg(q)
-        q.add_argument(
-            "--set",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="override a field in every run, e.g. --set workload.0.stop=1ms (repeatable)",
-        )
-        unset_arg(q)
-
     q = sub.add_parser("sweep", help="run a base scenario over a parameter grid, in parallel")
     q.add_argument("sweep", metavar="SWEEP", help="sweep TOML file (base, [set], [grid])")
-    backend_args(q)
+    _backend_args(q)
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
     q.add_argument(
         "--quiet", "-q", action="store_true", help="no progress or table; print only the directory"
@@ -779,49 +725,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     q.set_defaults(func=_cmd_sweep)
 
-    def results_args(q: argparse.ArgumentParser) -> None:
-        q.add_argument("results", metavar="RESULTS", help="a run or sweep results directory")
-        q.add_argument(
-            "--where",
-            action="append",
-            default=[],
-            metavar="PARAM=VALUE",
-            help="only the runs with this parameter value, e.g. --where scheme=dcqcn (repeatable)",
-        )
-
-    def style_arg(q: argparse.ArgumentParser, default: str | None = "screen") -> None:
-        q.add_argument(
-            "--style",
-            choices=list(plots.STYLES),
-            default=default,
-            help="figure style: screen, or paper (one column, 3.5 in) / paper-wide (7 in) with "
-            "small fonts",
-        )
-
-    def kind_arg(q: argparse.ArgumentParser) -> None:
-        q.add_argument(
-            "--kind",
-            action="append",
-            choices=list(plots.KINDS),
-            help="plot only this kind (repeatable; default: every kind the results have data for)",
-        )
-
     q = sub.add_parser("plot", help="plot a run's or a sweep's results (PNG and SVG, or PDF)")
-    results_args(q)
-    kind_arg(q)
+    _results_args(q)
+    _kind_arg(q)
     q.add_argument(
         "--format",
         action="append",
         choices=plots.ALL_FORMATS,
         help="write this format (repeatable; default png and svg)",
     )
-    style_arg(q)
+    _style_arg(q)
     q.add_argument("--out", metavar="DIR", help="where to write (default RESULTS/plots)")
     q.set_defaults(func=_cmd_plot)
 
     q = sub.add_parser("report", help="write one self-contained HTML page for a run or sweep")
-    results_args(q)
-    kind_arg(q)
+    _results_args(q)
+    _kind_arg(q)
     q.add_argument("--out", metavar="FILE", help="the page (default RESULTS/report.html)")
     q.set_defaults(func=_cmd_report)
 
@@ -836,7 +755,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="every entry, each into DIR/<name>-<size>, and a gallery page of them all",
     )
-    backend_args(q)
+    _backend_args(q)
     q.add_argument(
         "--out",
         metavar="DIR",
@@ -848,7 +767,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the experiments folder (default ./experiments, else the built-in catalog)",
     )
     q.add_argument("--quiet", "-q", action="store_true", help="no progress line")
-    style_arg(q, default=None)
+    _style_arg(q, default=None)
     q.set_defaults(func=_cmd_reproduce)
 
     q = sub.add_parser(
@@ -894,6 +813,95 @@ def _parser() -> argparse.ArgumentParser:
     )
     q.set_defaults(func=_cmd_bench)
     return p
+
+
+# Arguments several commands share.
+
+
+def _scenario_args(q: argparse.ArgumentParser) -> None:
+    q.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    q.add_argument("--seed", type=_seed, help="replace the scenario's seed")
+    q.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a field, e.g. --set cc.scheme=dcqcn (repeatable)",
+    )
+    _unset_arg(q)
+
+
+def _unset_arg(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--unset",
+        action="append",
+        dest="set",
+        type=lambda key: f"~{key}",
+        metavar="KEY",
+        help="remove a field, so its default applies, e.g. --unset output.trace (repeatable)",
+    )
+
+
+def _force_arg(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--force",
+        action="store_true",
+        help="write into --out even if it holds results of other settings",
+    )
+
+
+def _backend_args(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--backend",
+        choices=sweeps.BACKENDS,
+        default="local",
+        help="local: a process pool on this machine (default); ray: a Ray cluster",
+    )
+    q.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster to join, e.g. auto or HOST:6379 (default: start a local Ray)",
+    )
+    q.add_argument("--workers", type=int, metavar="N", help="parallel runs (default: all cores)")
+    _force_arg(q)
+    q.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a field in every run, e.g. --set workload.0.stop=1ms (repeatable)",
+    )
+    _unset_arg(q)
+
+
+def _results_args(q: argparse.ArgumentParser) -> None:
+    q.add_argument("results", metavar="RESULTS", help="a run or sweep results directory")
+    q.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="PARAM=VALUE",
+        help="only the runs with this parameter value, e.g. --where scheme=dcqcn (repeatable)",
+    )
+
+
+def _style_arg(q: argparse.ArgumentParser, default: str | None = "screen") -> None:
+    q.add_argument(
+        "--style",
+        choices=list(plots.STYLES),
+        default=default,
+        help="figure style: screen, or paper (one column, 3.5 in) / paper-wide (7 in) with "
+        "small fonts",
+    )
+
+
+def _kind_arg(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--kind",
+        action="append",
+        choices=list(plots.KINDS),
+        help="plot only this kind (repeatable; default: every kind the results have data for)",
+    )
 
 
 def _cmd_dissector(args: argparse.Namespace) -> int:
