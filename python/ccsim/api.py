@@ -515,7 +515,8 @@ def check_files(d: Path, summary: Mapping[str, Any], rerun: str = "run it again"
             f"{d / 'summary.json'}: from another run (its records fit neither config.toml nor "
             f"{', '.join(n for n in wrong if n != 'config.toml')}); {rerun}"
         )
-    for name, what in wrong.items():
+    if wrong:
+        name, what = next(iter(wrong.items()))
         raise ScenarioError(f"{d / name}: {what}; {rerun}")
 
 
