@@ -438,6 +438,7 @@ def test_a_flow_far_beyond_the_run_is_warned_of() -> None:
                 "fabric.pfc.enabled": False,
                 "fabric.loss": {"mode": "drop_tail", "queue_packets": 100},
                 "host.recovery": {"mode": "go_back_n", "rto": "1ps"},
+                "workload.0.size": "1000000GB",  # each flow sends for the whole second
                 "duration": "1s",
             },
             "host.recovery.rto = 1ps is under one packet's time",
@@ -447,7 +448,7 @@ def test_a_flow_far_beyond_the_run_is_warned_of() -> None:
 def test_a_run_past_a_lifetime_is_refused_unless_allowed(
     overrides: dict, said: str, tmp_path: Path
 ) -> None:
-    # 4 flows of 1 PB: 8e12 events; a 1 ps timer for 1 s on 4 flows: 4e12.
+    # 4 flows of 1 PB: 8e12 events; a 1 ps timer on 4 flows sending for 1 s: 4e12.
     refused = f"{said}.*Refused: the run needs some"
     with (
         pytest.warns(ccsim.ScenarioWarning, match=said),

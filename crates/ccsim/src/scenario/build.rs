@@ -773,20 +773,32 @@ impl Scenario {
                     timers.push((format!("cc.params.{key}"), ps));
                 }
             }
-            // Each flow's timer may fire every `ps` until the run ends: its duration, else
-            // when the last flow could finish at line rate.
+            // A flow's timer runs at least while the flow could send at line rate (a
+            // long-lived flow's, until the run ends: its duration, else when the last sized
+            // flow could finish); those times in timer periods bound its firings from below.
+            let line_rate_finish = |f: &crate::transport::Flow| {
+                f.start_ps
+                    .saturating_add(wire_ps(f.size_bytes, f.line_rate_bps.max(1)))
+            };
             let end_ps = if stop_ps != u64::MAX {
                 stop_ps
             } else {
-                let finish = |f: &crate::transport::Flow| {
-                    f.start_ps
-                        .saturating_add(wire_ps(f.size_bytes, f.line_rate_bps.max(1)))
-                };
-                sim.flows.iter().map(finish).max().unwrap_or(0)
+                let sized = sim.flows.iter().filter(|f| !f.long_lived);
+                sized.map(line_rate_finish).max().unwrap_or(0)
             };
+            let active_ps: f64 = (sim.flows.iter())
+                .map(|f| {
+                    let finish = if f.long_lived {
+                        end_ps
+                    } else {
+                        line_rate_finish(f)
+                    };
+                    finish.min(end_ps).saturating_sub(f.start_ps) as f64
+                })
+                .sum();
             for (field, ps) in timers {
                 if ps > 0 && ps < packet_ps {
-                    let fires = sim.flows.len() as f64 * end_ps as f64 / ps as f64;
+                    let fires = active_ps / ps as f64;
                     estimate(sim, fires, format!(
                         "{field} = {} is under one packet's time on the wire ({}): a timer that short fires about {:.0} times per packet and slows the run as much; lengthen it unless that is meant",
                         crate::sim::fmt_time(ps),

@@ -121,17 +121,16 @@ fn collective_hosts(
     size: crate::sim::quantity::Size,
     iterations: u32,
 ) -> Result<Vec<u32>, ScenarioError> {
-    let field = |f: &str| e.field(f);
-    let hs = hosts_of(hosts, e.hosts(), &field("hosts"))?;
+    let hs = hosts_of(hosts, e.hosts(), &e.field("hosts"))?;
     if hs.len() < 2 {
         return Err(ScenarioError::new(
-            &field("hosts"),
+            &e.field("hosts"),
             "a collective needs at least 2 hosts",
         ));
     }
     if size.0 < hs.len() as u64 || size.0 > MAX_SIZE_BYTES {
         return Err(ScenarioError::new(
-            &field("size"),
+            &e.field("size"),
             format!(
                 "must be between one byte per host ({}) and {MAX_SIZE_BYTES} bytes",
                 hs.len()
@@ -140,7 +139,7 @@ fn collective_hosts(
     }
     if iterations == 0 {
         return Err(ScenarioError::new(
-            &field("iterations"),
+            &e.field("iterations"),
             "must be at least 1",
         ));
     }
