@@ -417,6 +417,7 @@ def _reproduce(exp: Any, size: str, args: argparse.Namespace) -> int:
         "size": size,
         "size_settings": api.to_toml(exp.sizes.get(size, {})),
         "labels": exp.labels.as_table(),
+        "made": experiments.provenance(),
     }
     claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
     api.write_atomic(out / report.CLAIMS_JSON, json.dumps(claims, indent=2) + "\n")
@@ -462,6 +463,20 @@ def _reproduce_all(entries: Sequence[Any], size: str, args: argparse.Namespace) 
     total = sum(len(e["claims"].get("claims", [])) for e in shown)
     print(f"{len(shown)} entries, {held} of {total} claims hold; gallery {page}, claims {table}")
     return code
+
+
+def _cmd_gallery(args: argparse.Namespace) -> int:
+    from ccsim import experiments, gallery
+
+    results_dir = Path(args.results)
+    if not results_dir.is_dir():
+        raise ScenarioError(
+            f"gallery: {results_dir} is not a folder; give the one `ccsim reproduce --all` filled"
+        )
+    entries = experiments.list_experiments(experiments.catalog_dir(args.catalog))
+    held, total = gallery.write_site(results_dir, Path(args.docs), entries)
+    print(f"{len(entries)} pages, {held} of {total} claims hold: {Path(args.docs) / 'index.md'}")
+    return 0
 
 
 def load_results(path: str, where: Sequence[str] = ()) -> sweeps.SweepResult:
@@ -761,14 +776,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="results directory (default results/<name>-<size>; with --all, the folder of them)",
     )
-    q.add_argument(
-        "--catalog",
-        metavar="DIR",
-        help="the experiments folder (default ./experiments, else the built-in catalog)",
-    )
+    _catalog_arg(q)
     q.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     _style_arg(q, default=None)
     q.set_defaults(func=_cmd_reproduce)
+
+    q = sub.add_parser(
+        "gallery", help="write the documentation's gallery pages from stored reproduce results"
+    )
+    q.add_argument(
+        "results",
+        metavar="RESULTS",
+        help="the folder `reproduce --all` fills, holding <name>-full and <name>-quick",
+    )
+    q.add_argument(
+        "--docs", metavar="DIR", default="docs/gallery", help="the pages (default docs/gallery)"
+    )
+    _catalog_arg(q)
+    q.set_defaults(func=_cmd_gallery)
 
     q = sub.add_parser(
         "import-hpcc", help="turn an HPCC ns-3 simulator config.txt into a ccsim scenario"
@@ -829,6 +854,14 @@ def _scenario_args(q: argparse.ArgumentParser) -> None:
         help="override a field, e.g. --set cc.scheme=dcqcn (repeatable)",
     )
     _unset_arg(q)
+
+
+def _catalog_arg(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--catalog",
+        metavar="DIR",
+        help="the experiments folder (default ./experiments, else the built-in catalog)",
+    )
 
 
 def _unset_arg(q: argparse.ArgumentParser) -> None:

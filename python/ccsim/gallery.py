@@ -1,16 +1,21 @@
-"""The gallery of ``ccsim reproduce --all``: one HTML page over every catalog entry run (per
-paper figure: its plots, its claims with the paper's statement and ccsim's numbers side by side,
-and the verdicts), and the same claims as a Markdown table.
+"""The galleries of paper experiments, both read from what ``ccsim reproduce`` left in each
+entry's results directory (``claims.json`` and ``plots/*.png``):
 
-It reads what ``ccsim reproduce`` left in each entry's results directory (``claims.json`` and
-``plots/*.png``); the page links the PNGs by relative path, so it opens offline from the
-results folder.
+- ``ccsim reproduce --all``: one HTML page over every entry run (per paper figure: its plots, its
+  claims with the paper's statement and ccsim's numbers side by side, the verdicts), linking the
+  PNGs by relative path so it opens offline from the results folder, and the claims as one
+  Markdown table;
+- ``ccsim gallery``: the documentation site's gallery (``docs/gallery/``), one Markdown page per
+  catalog entry with its plots copied beside it, and an index with the claims that hold per
+  paper. Each page shows the full size where stored results have it, else the quick size, and
+  says which, with the commit and machine that made it.
 """
 
 from __future__ import annotations
 
 import html
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -130,10 +135,9 @@ def _entry_section(e: dict[str, Any], root: Path) -> list[str]:
 
 
 def _measured(claim: dict[str, Any]) -> str:
-    """ccsim's numbers for a claim (or why it could not be measured)."""
-    return claim.get("message") or "; ".join(
-        f"{expr} = {_num(v)}" for expr, v in claim.get("measured", [])
-    )
+    """ccsim's numbers for a claim (or why it could not be measured), each term once."""
+    terms = dict.fromkeys(f"{expr} = {_num(v)}" for expr, v in claim.get("measured", []))
+    return claim.get("message") or "; ".join(terms)
 
 
 def _tally(entries: Sequence[dict[str, Any]]) -> tuple[int, int]:
@@ -146,8 +150,157 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def _md(text: Any) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """One line of a Markdown table cell, its Markdown characters taken literally."""
+    return _mdtext(" ".join(str(text).split())).replace("|", "\\|")
 
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+# --- the documentation site's gallery --------------------------------------------------------------
+
+#: What the committed gallery (pages and plots) may weigh in all; ``tests/python/test_docs.py``
+#: holds it to this.
+SITE_BUDGET_BYTES = 20 * 2**20
+SIZES_PREFERRED = ("full", "quick")
+
+
+def write_site(results: Path, docs: Path, entries: Sequence[Any]) -> tuple[int, int]:
+    """The documentation gallery in ``docs`` (``index.md`` and ``<name>.md`` with plots in
+    ``<name>/``) for catalog ``entries`` (``ccsim.experiments.Experiment``), from the results in
+    ``results/<name>-full`` or, where there are none, ``results/<name>-quick``.
+
+    Every entry gets a page; one without stored results says how to make them. Pages and plots
+    written before are replaced. Returns the claims that hold and the claims shown.
+    """
+    docs.mkdir(parents=True, exist_ok=True)
+    for old in docs.iterdir():  # what an earlier generation wrote, entries since removed included
+        if old.is_dir():
+            shutil.rmtree(old)
+        elif old.suffix == ".md":
+            old.unlink()
+    shown = []
+    for exp in entries:
+        found = next(
+            (s for s in SIZES_PREFERRED if (results / f"{exp.name}-{s}" / CLAIMS_JSON).is_file()),
+            None,
+        )
+        e = entry_summary(results / f"{exp.name}-{found}", exp.name) if found else None
+        shown.append((exp, e))
+        api.write_atomic(docs / f"{exp.name}.md", _entry_page(exp, e, docs))
+    api.write_atomic(docs / "index.md", _site_index(shown))
+    return _tally([e for _, e in shown if e])
+
+
+def _entry_page(exp: Any, e: dict[str, Any] | None, docs: Path) -> str:
+    lines = [
+        f"# {exp.name}: {_mdtext(exp.title)}",
+        "",
+        f"**Paper:** {_mdtext(exp.paper)}  ",
+        f"**Figure:** {_mdtext(exp.figure)}",
+        "",
+    ]
+    if e is None:
+        lines += [
+            '!!! warning "Not run yet"',
+            f"    No stored results. Make them with `ccsim reproduce {exp.name}` (full size) or",
+            "    `--quick`, then regenerate the gallery with `ccsim gallery`.",
+            "",
+        ]
+    else:
+        c = e["claims"]
+        held, total = _tally([e])
+        lines += [
+            f"**Shown:** the {_size_words(c['size'])}; made {_made_words(c.get('made'))}.  ",
+            f"**Rerun:** `ccsim reproduce {exp.name}{' --quick' if c['size'] == 'quick' else ''}`",
+            "",
+            f"## Claims: {held} of {total} hold",
+            "",
+            "| claim (the paper's number) | ccsim measured | verdict |",
+            "|---|---|---|",
+        ]
+        for claim in c["claims"]:
+            verdict = f"**{claim['status']}**" if claim["status"] != "holds" else "holds"
+            lines.append(f"| {_md(claim['text'])} | {_md(_measured(claim))} | {verdict} |")
+        if held < total:
+            lines += [
+                "",
+                (
+                    "Why a claim fails, where the entry knows, is in its description below: "
+                    "ccsim's reading, the paper's ambiguity or its own inconsistency, with numbers."
+                ),
+            ]
+        lines.append("")
+    lines += ["## Setup, readings and results", "", _mdtext(exp.description).strip(), ""]
+    if e is not None and e["plots"]:
+        lines += ["## Plots", ""]
+        (docs / exp.name).mkdir(exist_ok=True)
+        for png in e["plots"]:
+            shutil.copyfile(png, docs / exp.name / png.name)
+            lines += [f"![{png.stem}]({exp.name}/{png.name})", ""]
+    return "\n".join(lines)
+
+
+def _site_index(shown: Sequence[tuple[Any, dict[str, Any] | None]]) -> str:
+    held, total = _tally([e for _, e in shown if e])
+    sizes = [e["claims"]["size"] for _, e in shown if e]
+    made = sorted({_made_words(e["claims"].get("made")) for _, e in shown if e})
+    lines = [
+        "# Gallery: every paper experiment",
+        "",
+        (
+            f"{len(shown)} catalog entries, {sizes.count('full')} shown at the full size (the "
+            f"paper's scale) and {sizes.count('quick')} at the quick size (a small fabric, for a "
+            f"first look; its numbers are not the paper's); {held} of {total} claims hold. "
+            "Each claim states the paper's number with a tolerance; ccsim's number stands beside "
+            "it. Regenerate with `ccsim gallery RESULTS` from the folder `ccsim reproduce --all` "
+            "fills (full size where stored, else quick)."
+        ),
+        "",
+        "Made: " + "; ".join(made) + "." if made else "No entry has stored results yet.",
+        "",
+    ]
+    papers: dict[str, list[tuple[Any, dict[str, Any] | None]]] = {}
+    for exp, e in shown:
+        papers.setdefault(exp.paper, []).append((exp, e))
+    for paper, group in papers.items():
+        run = [e for _, e in group if e]
+        p_held, p_total = _tally(run)
+        lines += [
+            f"## {_mdtext(paper)}",
+            "",
+            f"{p_held} of {p_total} claims hold ({len(run)} of {len(group)} entries run).",
+            "",
+            "| entry | figure | size shown | claims hold |",
+            "|---|---|---|---|",
+        ]
+        for exp, e in group:
+            size = e["claims"]["size"] if e else "not run"
+            n_held, n = _tally([e]) if e else (0, 0)
+            lines.append(
+                f"| [{exp.name}]({exp.name}.md) | {_md(exp.figure)} | {size} | "
+                f"{f'{n_held} of {n}' if e else '-'} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _size_words(size: str) -> str:
+    return (
+        "full size (the paper's scale)" if size == "full" else "quick size (not the paper's scale)"
+    )
+
+
+def _made_words(made: dict[str, Any] | None) -> str:
+    if not made:
+        return "where and when not recorded"
+    return f"{made['date']}, ccsim {made['ccsim']} at commit {made['commit']}, {made['machine']}"
+
+
+def _mdtext(text: Any) -> str:
+    """Prose for a Markdown page, its Markdown characters taken literally."""
+    out = str(text)
+    for ch in "\\`*_[]#":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("<", "&lt;")
