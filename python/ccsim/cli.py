@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ccsim import api, bench, examples, hpcc_import, plots, results, sweeps
+from ccsim import api, bench, examples, hpcc_import, plots, provenance, results, sweeps
 from ccsim._core import MAX_PARTITIONS, ScenarioError, SimulationError
 from ccsim.progress import ProgressLine, format_count, format_duration, format_time_ps
 
@@ -293,6 +293,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             except RuntimeError as e:
                 return _fail(str(e), EXIT_BUG)
     print("\n".join(json.dumps(r) for r in rows) if args.json else bench.format_table(rows))
+    if args.page is not None:
+        command = (
+            " ".join(["ccsim", *sys.argv[1:]]) if sys.argv[1:2] == ["bench"] else "ccsim bench"
+        )
+        api.write_atomic(args.page, bench.markdown_page(rows, command, provenance.provenance()))
+        print(f"bench: the table with its date, commit and machine is in {args.page}")
     return 0
 
 
@@ -417,7 +423,7 @@ def _reproduce(exp: Any, size: str, args: argparse.Namespace) -> int:
         "size": size,
         "size_settings": api.to_toml(exp.sizes.get(size, {})),
         "labels": exp.labels.as_table(),
-        "made": experiments.provenance(),
+        "made": provenance.provenance(),
     }
     claims = {**info, "experiment": exp.name, "claims": [v.as_dict() for v in verdicts]}
     api.write_atomic(out / report.CLAIMS_JSON, json.dumps(claims, indent=2) + "\n")
@@ -821,6 +827,12 @@ def _parser() -> argparse.ArgumentParser:
     q = sub.add_parser("bench", help="run the built-in benchmarks, one process each")
     q.add_argument("--only", choices=bench.BENCHMARKS, help="run just this benchmark")
     q.add_argument("--json", action="store_true", help="print one JSON line per benchmark")
+    q.add_argument(
+        "--page",
+        metavar="FILE",
+        help="also write the table as a Markdown page with the date, commit and machine "
+        "(the documentation's: docs/bench-latest.md)",
+    )
     q.add_argument(
         "--threads",
         type=_thread_counts,

@@ -10,11 +10,8 @@ whose keyword arguments other than their own select runs by parameter (``load=0.
 from __future__ import annotations
 
 import ast
-import datetime
 import operator
 import os
-import platform
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,39 +44,6 @@ ENTRY_KEYS = (
 SIZE_KEYS = ("set", "cases", "grid")
 CLAIM_KEYS = ("text", "check", "size")
 HOLDS, FAILS, ERROR = "holds", "fails", "error"
-
-
-def provenance() -> dict[str, str]:
-    """Where results are made, for the record a reproduced figure keeps beside its claims: the
-    date (UTC), ccsim's version, the git commit of its source tree (``+dirty`` with uncommitted
-    changes to tracked files; "unknown" for an installed copy outside a checkout) and the
-    machine (OS, architecture, cores)."""
-    import ccsim
-
-    src = Path(ccsim.__file__).parent
-
-    def git(*args: str) -> str:
-        try:
-            proc = subprocess.run(
-                ["git", "-C", str(src), *args],
-                check=False,
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return ""
-        return proc.stdout.strip() if proc.returncode == 0 else ""
-
-    commit = git("rev-parse", "--short=12", "HEAD")
-    if commit and git("status", "--porcelain", "--untracked-files=no"):
-        commit += "+dirty"
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-        "ccsim": str(ccsim.__version__),
-        "commit": commit or "unknown",
-        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores",
-    }
 
 
 # --- the catalog ---------------------------------------------------------------------------------

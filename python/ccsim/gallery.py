@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ccsim import api
+from ccsim.provenance import describe
 from ccsim.report import _STYLE, CLAIMS_JSON, _num
 
 # Plots two to a row under each entry's claims.
@@ -212,7 +213,7 @@ def _entry_page(exp: Any, e: dict[str, Any] | None, docs: Path) -> str:
         c = e["claims"]
         held, total = _tally([e])
         lines += [
-            f"**Shown:** the {_size_words(c['size'])}; made {_made_words(c.get('made'))}.  ",
+            f"**Shown:** the {_size_words(c['size'])}; made {describe(c.get('made'))}.  ",
             f"**Rerun:** `ccsim reproduce {exp.name}{' --quick' if c['size'] == 'quick' else ''}`",
             "",
             f"## Claims: {held} of {total} hold",
@@ -245,7 +246,7 @@ def _entry_page(exp: Any, e: dict[str, Any] | None, docs: Path) -> str:
 def _site_index(shown: Sequence[tuple[Any, dict[str, Any] | None]]) -> str:
     held, total = _tally([e for _, e in shown if e])
     sizes = [e["claims"]["size"] for _, e in shown if e]
-    made = sorted({_made_words(e["claims"].get("made")) for _, e in shown if e})
+    made = sorted({describe(e["claims"].get("made")) for _, e in shown if e})
     lines = [
         "# Gallery: every paper experiment",
         "",
@@ -290,12 +291,6 @@ def _size_words(size: str) -> str:
     return (
         "full size (the paper's scale)" if size == "full" else "quick size (not the paper's scale)"
     )
-
-
-def _made_words(made: dict[str, Any] | None) -> str:
-    if not made:
-        return "where and when not recorded"
-    return f"{made['date']}, ccsim {made['ccsim']} at commit {made['commit']}, {made['machine']}"
 
 
 def _mdtext(text: Any) -> str:

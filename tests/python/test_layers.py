@@ -14,6 +14,7 @@ LAYERS = {
     "_core": 0,
     "progress": 0,
     "examples": 0,
+    "provenance": 0,
     "api": 1,
     "bench": 1,
     "hpcc_import": 2,

@@ -5,6 +5,7 @@ for every kind of bad input."""
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -157,12 +158,17 @@ def test_bad_cdf_file_is_named(tmp_path: Path) -> None:
     assert "bad.cdf: line 3: not monotone" in proc.stderr
 
 
-def test_bench_reports_link_traversals() -> None:
-    proc = cli("bench", "--only", "incast", "--json")
+def test_bench_reports_link_traversals(tmp_path: Path) -> None:
+    proc = cli("bench", "--only", "incast", "--json", "--page", "bench.md", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    row = json.loads(proc.stdout.strip().splitlines()[-1])
+    row = json.loads(proc.stdout.strip().splitlines()[0])
     text = json.dumps(row)
     assert "traversals" in text and "events" in text
+    # The documentation's page: the table, the command, and where and when it was measured.
+    page = (tmp_path / "bench.md").read_text()
+    assert "with `ccsim bench --only incast --json --page bench.md`" in page
+    assert re.search(r"Measured \d{4}-\d\d-\d\d, ccsim \S+ at commit \S+, \S+ \S+, \d+ cores", page)
+    assert bench.format_table([row]) in page
 
 
 def test_bench_runs_a_list_of_thread_counts_and_gives_each_ones_speed_up() -> None:
