@@ -238,9 +238,19 @@ def _entry_page(exp: Any, e: dict[str, Any] | None, docs: Path) -> str:
         lines += ["## Plots", ""]
         (docs / exp.name).mkdir(exist_ok=True)
         for png in e["plots"]:
-            shutil.copyfile(png, docs / exp.name / png.name)
+            _write_small_png(png, docs / exp.name / png.name)
             lines += [f"![{png.stem}]({exp.name}/{png.name})", ""]
     return "\n".join(lines)
+
+
+def _write_small_png(src: Path, dst: Path) -> None:
+    """``src`` in 256 colours, without dithering: a plot's few colours and their anti-aliased
+    edges survive, at about 40% of the size (the whole gallery fits its budget)."""
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(src) as im:
+        small = im.convert("RGB").quantize(256, Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    small.save(dst, optimize=True)
 
 
 def _site_index(shown: Sequence[tuple[Any, dict[str, Any] | None]]) -> str:
