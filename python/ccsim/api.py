@@ -228,10 +228,19 @@ def run_text(
     overrides: Overrides = None,
     out: str | os.PathLike[str] | None = None,
     progress: ProgressFn | None = None,
+    allow_long: bool = False,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any], str]:
     """Run scenario TOML text; return the engine's tables (no added ``_us`` columns), its summary
     and the resolved scenario (the sweep workers' entry)."""
-    raw = _run_raw(text, base_dir, seed=seed, overrides=overrides, out=out, progress=progress)
+    raw = _run_raw(
+        text,
+        base_dir,
+        seed=seed,
+        overrides=overrides,
+        out=out,
+        progress=progress,
+        allow_long=allow_long,
+    )
     tables = {name: _frame(raw["tables"][name]) for name in TABLES}
     return tables, json.loads(raw["summary"]), raw["config"]
 

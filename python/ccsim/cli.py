@@ -338,6 +338,7 @@ def _run_sweep(
             progress=bar,
             validating=None if bar is None else bar.validating,
             force=args.force,
+            allow_long=args.allow_long,
         )
     finally:
         if bar is not None:
@@ -701,12 +702,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
     _force_arg(q)
-    q.add_argument(
-        "--allow-long",
-        action="store_true",
-        help="run even a scenario estimated at over 1e12 events (a day or more), which is "
-        "otherwise refused with the warning that names its setting",
-    )
+    _allow_long_arg(q)
     q.add_argument(
         "--quiet",
         "-q",
@@ -734,6 +730,7 @@ def _parser() -> argparse.ArgumentParser:
     q = sub.add_parser("sweep", help="run a base scenario over a parameter grid, in parallel")
     q.add_argument("sweep", metavar="SWEEP", help="sweep TOML file (base, [set], [grid])")
     _backend_args(q)
+    _allow_long_arg(q)
     q.add_argument("--out", metavar="DIR", help="results directory (default results/<name>)")
     q.add_argument(
         "--quiet", "-q", action="store_true", help="no progress or table; print only the directory"
@@ -777,6 +774,7 @@ def _parser() -> argparse.ArgumentParser:
         help="every entry, each into DIR/<name>-<size>, and a gallery page of them all",
     )
     _backend_args(q)
+    _allow_long_arg(q)
     q.add_argument(
         "--out",
         metavar="DIR",
@@ -866,6 +864,15 @@ def _scenario_args(q: argparse.ArgumentParser) -> None:
         help="override a field, e.g. --set cc.scheme=dcqcn (repeatable)",
     )
     _unset_arg(q)
+
+
+def _allow_long_arg(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--allow-long",
+        action="store_true",
+        help="run even a scenario estimated at over 1e12 events (a day or more), which is "
+        "otherwise refused with the warning that names its setting",
+    )
 
 
 def _catalog_arg(q: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import ccsim
@@ -470,6 +471,32 @@ def test_a_run_past_a_lifetime_is_refused_unless_allowed(
     proc = ccsim_cli("run", "s.toml", *args, cwd=tmp_path)
     assert proc.returncode == 2 and "--allow-long" in proc.stderr, proc.stderr
     assert not any((tmp_path / "results").iterdir())  # it left no run directory
+
+
+def test_a_sweep_refuses_a_run_past_a_lifetime_unless_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    huge = {"workload.0.size": "1000000GB"}  # 4 flows of 1 PB, no duration: 8e12 events
+    with pytest.warns(ccsim.ScenarioWarning):
+        runs = ccsim.sweep(SCEN, {"seed": [1]}, overrides=huge, out=tmp_path / "a", workers=1)
+    assert list(runs["status"]) == ["failed"]
+    assert "Refused: the run needs some" in runs["error"][0] and "--allow-long" in runs["error"][0]
+    # Allowed, each worker is told so (and would run until interrupted: not here).
+    from ccsim.sweeps import driver
+
+    sent = []
+
+    def backend(jobs: list, workers: object, on_result: Callable) -> None:  # the local one's shape
+        for job in jobs:
+            sent.append(job.args())
+            on_result(job, {"status": "failed", "error": "not run by this test"})
+
+    monkeypatch.setattr(driver, "_run_local", backend)
+    with pytest.warns(ccsim.ScenarioWarning):
+        ccsim.sweep(SCEN, {"seed": [1]}, overrides=huge, out=tmp_path / "b", allow_long=True)
+    assert [args[2] for args in sent] == [True]
+    proc = ccsim_cli("sweep", "--help")
+    assert "--allow-long" in proc.stdout
 
 
 def test_an_out_dir_with_a_garbage_config_is_named(tmp_path: Path) -> None:

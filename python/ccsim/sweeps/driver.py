@@ -48,6 +48,7 @@ def sweep(
     address: str | None = None,
     progress: bool = False,
     force: bool = False,
+    allow_long: bool = False,
 ) -> pd.DataFrame:
     """Run a base scenario over a grid of overrides, in parallel; return one row per run.
 
@@ -74,6 +75,9 @@ def sweep(
         Parallel runs (default: all cores; ignored when joining an existing Ray cluster).
     progress : bool
         Draw a progress line on stderr.
+    allow_long : bool, default False
+        Run even runs estimated at over 1e12 events (a day or more), which otherwise fail with
+        the warning that names their setting (as :func:`ccsim.run`).
 
     Returns
     -------
@@ -121,6 +125,7 @@ def sweep(
             address=address,
             progress=bar,
             force=force,
+            allow_long=allow_long,
         )
     finally:
         if bar is not None:
@@ -144,6 +149,7 @@ def run_sweep(
     progress: Callable[[int, int, int, int, float], None] | None = None,
     validating: Callable[[int, int], None] | None = None,
     force: bool = False,
+    allow_long: bool = False,
 ) -> pd.DataFrame:
     """Run every run of ``sweep`` not yet finished in ``out``; return the runs table (its
     ``attrs["skipped"]``: the runs found finished and not run again).
@@ -187,7 +193,7 @@ def run_sweep(
             invalid.append((spec, _NO_TRACE))
             continue
         key = hashlib.sha256(f"{engine}\n{config}".encode()).hexdigest()[:16]
-        jobs.append(Job(spec, config, api._scenario_dir(scenario), key))
+        jobs.append(Job(spec, config, api._scenario_dir(scenario), key, allow_long))
     if not jobs:
         raise ScenarioError(f"{sweep.source}: every run is invalid; the first: {invalid[0][1]}")
 

@@ -45,7 +45,7 @@ def _run_local(jobs: list[Job], workers: int | None, on_result: ResultFn) -> Non
                     job = queue.pop()
                     busy[proc.pid] = (proc, job)
                     assert proc.stdin is not None
-                    _write_frame(proc.stdin, (job.config, job.base_dir))
+                    _write_frame(proc.stdin, job.args())
                     selector.register(proc.stdout, selectors.EVENT_READ, proc.pid)  # type: ignore[arg-type]
             for key, _ in selector.select():
                 proc, job = busy.pop(key.data)

@@ -29,7 +29,7 @@ def _run_ray(
     # One core per task: a run's `threads = "auto"` takes its share from CCSIM_CORES.
     env = {"env_vars": {"CCSIM_CORES": "1"}}
     remote = ray.remote(num_cpus=1, max_retries=3, runtime_env=env)(execute)
-    refs = {remote.remote(j.config, j.base_dir): j for j in jobs}
+    refs = {remote.remote(*j.args()): j for j in jobs}
     lost: list[str] = []
     try:
         while refs:
