@@ -267,9 +267,13 @@ fn inputs_that_mean_nothing_are_refused() {
             "[fabric]\necn = { pmax = nan }\n".to_string(),
             vec!["fabric.ecn.pmax", "NaN"],
         ),
-        // A fixed priority beside size classes.
+        // A fixed priority beside size classes, the default value included.
         (
             "[fabric]\ndata_priority = 5\npriority_by_size = [\"10KB\"]\n".to_string(),
+            vec!["fabric.data_priority", "priority_by_size"],
+        ),
+        (
+            "[fabric]\ndata_priority = 3\npriority_by_size = [\"10KB\"]\n".to_string(),
             vec!["fabric.data_priority", "priority_by_size"],
         ),
         // A probe list naming no port, or one port twice.

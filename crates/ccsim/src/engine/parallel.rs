@@ -1172,7 +1172,7 @@ impl Run {
         };
         match estimate {
             Some((events, why)) if !allow && *events > LIFETIME_EVENTS => Err(format!(
-                "{why}. Refused: the run needs some {events:.0e} events, over {LIFETIME_EVENTS:.0e} (a day or more at 10-20 M events/s); fix the setting, or allow a run that long (ccsim run --allow-long; allow_long=True in Python)"
+                "{why}. Refused: the run needs some {events:.0e} events, over {LIFETIME_EVENTS:.0e} (a day or more at 10-20 M events/s); fix the setting, or allow a run that long (--allow-long on ccsim run, sweep or reproduce; allow_long=True in Python)"
             )),
             _ => Ok(()),
         }

@@ -4,7 +4,7 @@
 
 use super::config::{
     cores, BaseRttBytes, FabricCfg, HostCfg, IdealFct, RecoveryMode, Threads, TxTime,
-    AUTO_PARALLEL_HOSTS, CORES_ENV,
+    AUTO_PARALLEL_HOSTS, CORES_ENV, DEFAULT_DATA_PRIORITY,
 };
 use super::{Scenario, ScenarioError};
 use crate::cc::BaseRtt;
@@ -245,7 +245,7 @@ impl Scenario {
             ack_priority,
             switch_ack_priority,
             tx_floor_ns: f.tx_time == Some(TxTime::FloorNs),
-            data_priority: f.data_priority,
+            data_priority: f.data_priority.unwrap_or(DEFAULT_DATA_PRIORITY),
             scheduler: f.scheduler,
             hdr_ratio: if info.trim {
                 (f.loss.as_ref().and_then(|l| l.header_turns))
@@ -1415,7 +1415,8 @@ fn check_priorities(
     h: &HostCfg,
     info: &crate::cc::SchemeInfo,
 ) -> Result<(u8, u8), ScenarioError> {
-    if f.data_priority == 0 || f.data_priority > 7 {
+    let data_priority = f.data_priority.unwrap_or(DEFAULT_DATA_PRIORITY);
+    if data_priority == 0 || data_priority > 7 {
         return Err(ScenarioError::new(
             "fabric.data_priority",
             "must be 1..7 (0 is reserved for control packets)",
@@ -1431,7 +1432,7 @@ fn check_priorities(
             "must be 1 to 6 ascending sizes above 0 (classes 1..7), e.g. [\"10KB\", \"100KB\", \"1MB\"]",
         ));
     }
-    if !classes.is_empty() && f.data_priority != FabricCfg::default().data_priority {
+    if !classes.is_empty() && f.data_priority.is_some() {
         return Err(ScenarioError::new(
             "fabric.data_priority",
             "does nothing beside priority_by_size, which gives each size class its own priority (1..7); remove one of them",

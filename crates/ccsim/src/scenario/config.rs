@@ -187,8 +187,10 @@ pub struct FabricCfg {
     /// Egress scheduler: "rr" (priority 0 strict, then round-robin, as the HPCC ns-3 simulator)
     /// or "strict" (strict priority, lower number first).
     pub scheduler: Scheduler,
-    /// Priority of data packets (1..7).
-    pub data_priority: u8,
+    /// Priority of data packets (1..7); unset: `DEFAULT_DATA_PRIORITY`, or none with
+    /// `priority_by_size`, which sets it per flow (so a value beside it is refused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_priority: Option<u8>,
     /// Size classes instead of `data_priority` (PCN B.4): ascending bounds, e.g. ["10KB",
     /// "100KB", "1MB"]; a flow smaller than the first bound sends in priority 1, than the
     /// second in 2, and so on; larger and long-lived flows in one more than the bounds.
@@ -244,6 +246,9 @@ pub struct LossCfg {
     pub header_turns: Option<u32>,
 }
 
+/// Data packets' priority when `fabric.data_priority` is unset.
+pub const DEFAULT_DATA_PRIORITY: u8 = 3;
+
 impl Default for FabricCfg {
     fn default() -> Self {
         FabricCfg {
@@ -251,7 +256,7 @@ impl Default for FabricCfg {
             pfc: PfcCfg::default(),
             ecn: EcnCfg::default(),
             scheduler: Scheduler::Rr,
-            data_priority: 3,
+            data_priority: None,
             priority_by_size: Vec::new(),
             tx_time: None,
             ack_priority: None,

@@ -517,7 +517,15 @@ impl Scenario {
         resolve_fabric_mode(&mut cfg, info)?;
         resolve_compat(&mut cfg);
         absolute_paths(&mut cfg, base_dir);
-        let data_priority = cfg.fabric.data_priority;
+        if cfg.fabric.priority_by_size.is_empty() {
+            cfg.fabric
+                .data_priority
+                .get_or_insert(config::DEFAULT_DATA_PRIORITY);
+        }
+        let data_priority = cfg
+            .fabric
+            .data_priority
+            .unwrap_or(config::DEFAULT_DATA_PRIORITY);
         let nic_ack = *cfg
             .host
             .ack_priority
