@@ -216,7 +216,7 @@ fn overrides_reach_nested_tables_and_list_entries() {
         ccsim::scenario::config::WorkloadCfg::Poisson(p) => assert_eq!(p.load, 0.3),
         _ => unreachable!(),
     }
-    assert_eq!(sc.cfg.fabric.pfc.xoff.0, 256_000);
+    assert_eq!(sc.cfg.fabric.pfc.xoff().0, 256_000);
     assert_mentions(
         &error_of(&toml, &["workload.3.load=0.3"]),
         &["--set", "out of range"],
@@ -260,6 +260,11 @@ fn inputs_that_mean_nothing_are_refused() {
         // PFC's settings on a fabric without PFC.
         (
             "[fabric]\npfc = { enabled = false, xoff = \"256KB\" }\n".to_string(),
+            vec!["fabric.pfc.xoff"],
+        ),
+        // ... even at its default value.
+        (
+            "[fabric]\npfc = { enabled = false, xoff = \"512KB\" }\n".to_string(),
             vec!["fabric.pfc.xoff"],
         ),
         // NaN, wherever it is.

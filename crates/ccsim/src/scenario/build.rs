@@ -64,7 +64,7 @@ impl Scenario {
 
         let deadlock = crate::net::pfc::DeadlockDetector {
             after_ps: if c.fabric.pfc.enabled {
-                c.fabric.pfc.deadlock_after.0
+                c.fabric.pfc.deadlock_after().0
             } else {
                 0
             },
@@ -254,11 +254,11 @@ impl Scenario {
                 0
             },
             pfc_enabled: f.pfc.enabled,
-            pfc_mode: f.pfc.mode,
-            pfc_xoff_bytes: f.pfc.xoff.0,
+            pfc_mode: f.pfc.mode(),
+            pfc_xoff_bytes: f.pfc.xoff().0,
             pfc_reserve_bytes: f.pfc.reserve.map_or(0, |r| r.0),
-            pfc_resume_offset_bytes: f.pfc.resume_offset.0,
-            pfc_frame_bytes: f.pfc.frame_bytes,
+            pfc_resume_offset_bytes: f.pfc.resume_offset().0,
+            pfc_frame_bytes: f.pfc.frame_bytes(),
             ecn_pmax: f.ecn.pmax.unwrap_or(0.0),
             ecmp_seed: mix64(c.seed ^ stream::ECMP),
             ecmp_symmetric: f.ecmp_symmetric || info.symmetric_paths,
@@ -354,25 +354,27 @@ impl Scenario {
             } else {
                 f.buffer.0
             };
-            if f.pfc.enabled && f.pfc.mode == super::config::PfcMode::Static && f.pfc.xoff.0 > pool
+            if f.pfc.enabled
+                && f.pfc.mode() == super::config::PfcMode::Static
+                && f.pfc.xoff().0 > pool
             {
-                return Err(ScenarioError::new("fabric.pfc.xoff", format!("{} bytes exceeds the shared pool of switch `{}` ({pool} bytes after headroom)", f.pfc.xoff.0, node.name)));
+                return Err(ScenarioError::new("fabric.pfc.xoff", format!("{} bytes exceeds the shared pool of switch `{}` ({pool} bytes after headroom)", f.pfc.xoff().0, node.name)));
             }
             if f.pfc.enabled
-                && f.pfc.xoff.0 <= f.pfc.resume_offset.0
-                && f.pfc.mode == super::config::PfcMode::Static
+                && f.pfc.xoff().0 <= f.pfc.resume_offset().0
+                && f.pfc.mode() == super::config::PfcMode::Static
             {
                 return Err(ScenarioError::new(
                     "fabric.pfc.xoff",
                     format!(
                         "{} bytes is not above fabric.pfc.resume_offset ({} bytes), where RESUME is sent; raise xoff (a plain number is bytes: write e.g. \"512KB\") or lower resume_offset",
-                        f.pfc.xoff.0, f.pfc.resume_offset.0
+                        f.pfc.xoff().0, f.pfc.resume_offset().0
                     ),
                 ));
             }
             // TCD's max(T_on): the most one upstream can bring a port of this switch.
-            let xoff = |p: &Port| match f.pfc.mode {
-                super::config::PfcMode::Static => f.pfc.xoff.0,
+            let xoff = |p: &Port| match f.pfc.mode() {
+                super::config::PfcMode::Static => f.pfc.xoff().0,
                 _ => (p.pfc_alpha * pool as f64) as u64,
             };
             let hold = fab.node_ports[i]
@@ -1480,7 +1482,7 @@ fn check_packets(
             h.mtu_payload_bytes as u64 + (h.header_bytes + info.header_bytes) as u64,
         ),
         ("host.ack_bytes", (h.ack_bytes + info.header_bytes) as u64),
-        ("fabric.pfc.frame_bytes", f.pfc.frame_bytes as u64),
+        ("fabric.pfc.frame_bytes", f.pfc.frame_bytes() as u64),
     ] {
         if bytes > crate::net::MAX_PACKET_BYTES as u64 {
             return Err(ScenarioError::new(
@@ -1494,7 +1496,7 @@ fn check_packets(
     }
     for (field, bytes) in [
         ("host.ack_bytes", h.ack_bytes),
-        ("fabric.pfc.frame_bytes", f.pfc.frame_bytes),
+        ("fabric.pfc.frame_bytes", f.pfc.frame_bytes()),
     ] {
         if bytes == 0 {
             return Err(ScenarioError::new(

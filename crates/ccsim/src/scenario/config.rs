@@ -271,9 +271,14 @@ impl Default for FabricCfg {
 #[serde(deny_unknown_fields, default)]
 pub struct PfcCfg {
     pub enabled: bool,
-    pub mode: PfcMode,
+    /// "static" or "dynamic". This and the other keys PFC resolves (`xoff`, `resume_offset`,
+    /// `frame_bytes`, `deadlock_after`) are unset on a lossy fabric, where setting one is an
+    /// error; a lossless fabric fills each unset one with its default (the methods' values).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<PfcMode>,
     /// Static XOFF threshold per (ingress port, priority); 512 KB as in the ACC paper.
-    pub xoff: Size,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xoff: Option<Size>,
     /// Dynamic threshold factor: XOFF = alpha x free shared buffer (1/8, the HPCC simulator's,
     /// when unset). Only in mode = "dynamic".
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -289,7 +294,8 @@ pub struct PfcCfg {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reserve: Option<Size>,
     /// RESUME once the ingress queue is this far below the threshold (3 KiB as in the HPCC simulator).
-    pub resume_offset: Size,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_offset: Option<Size>,
     /// Headroom per ingress port and priority, one size for all; unset: 3 x the link's bandwidth-delay
     /// product + `headroom_mtus` full packets.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -305,27 +311,56 @@ pub struct PfcCfg {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_t_on: Option<Time>,
     /// PAUSE frame size on the wire.
-    pub frame_bytes: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_bytes: Option<u32>,
     /// A cycle of switch ports all paused for this long is reported as a deadlock (summary
     /// `pfc.deadlock` / `pfc.deadlocks`); 0 turns detection off.
-    pub deadlock_after: Time,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlock_after: Option<Time>,
+}
+
+impl PfcCfg {
+    pub fn mode(&self) -> PfcMode {
+        self.mode.unwrap_or(PfcMode::Static)
+    }
+    pub fn xoff(&self) -> Size {
+        self.xoff.unwrap_or(Size(512_000))
+    }
+    pub fn resume_offset(&self) -> Size {
+        self.resume_offset.unwrap_or(Size(3 * 1024))
+    }
+    pub fn frame_bytes(&self) -> u32 {
+        self.frame_bytes.unwrap_or(64)
+    }
+    pub fn deadlock_after(&self) -> Time {
+        self.deadlock_after.unwrap_or(Time(crate::sim::PS_PER_MS))
+    }
+
+    /// Write each unset key's default out (a lossless fabric's resolved config is explicit).
+    pub fn fill_defaults(&mut self) {
+        self.mode = Some(self.mode());
+        self.xoff = Some(self.xoff());
+        self.resume_offset = Some(self.resume_offset());
+        self.frame_bytes = Some(self.frame_bytes());
+        self.deadlock_after = Some(self.deadlock_after());
+    }
 }
 
 impl Default for PfcCfg {
     fn default() -> Self {
         PfcCfg {
             enabled: true,
-            mode: PfcMode::Static,
-            xoff: Size(512_000),
+            mode: None,
+            xoff: None,
             alpha: None,
             alpha_per_rate: None,
             reserve: None,
-            resume_offset: Size(3 * 1024),
+            resume_offset: None,
             headroom: None,
             headroom_mtus: None,
             max_t_on: None,
-            frame_bytes: 64,
-            deadlock_after: Time(crate::sim::PS_PER_MS),
+            frame_bytes: None,
+            deadlock_after: None,
         }
     }
 }

@@ -178,7 +178,7 @@ fn resolve_compat(cfg: &mut ScenarioCfg) {
         pfc.reserve
             .get_or_insert(quantity::Size(if sim { 4096 } else { 0 }));
         pfc.headroom_mtus.get_or_insert(if sim { 0 } else { 2 });
-        if pfc.mode == config::PfcMode::Dynamic {
+        if pfc.mode() == config::PfcMode::Dynamic {
             pfc.alpha_per_rate.get_or_insert(sim);
         }
     }
@@ -240,7 +240,8 @@ fn only_on(field: &str, lossy: bool) -> Result<(), ScenarioError> {
 /// A lossless fabric's PFC thresholds: the dynamic mode's alpha (default 1/8), none in the
 /// static mode.
 fn resolve_pfc(pfc: &mut config::PfcCfg) -> Result<(), ScenarioError> {
-    match pfc.mode {
+    pfc.fill_defaults();
+    match pfc.mode() {
         config::PfcMode::Static if pfc.alpha.is_some() || pfc.alpha_per_rate.is_some() => {
             let field = if pfc.alpha.is_some() {
                 "alpha"
@@ -266,10 +267,9 @@ fn resolve_pfc(pfc: &mut config::PfcCfg) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// PFC's keys do nothing on a lossy fabric: one set (or, where it has a default that the
-/// resolved config writes out, set to another value) is an error, not silently ignored.
+/// PFC's keys do nothing on a lossy fabric: one set, even to its default, is an error, not
+/// silently ignored (a lossy fabric's resolved config writes none of them).
 fn refuse_pfc_keys(pfc: &config::PfcCfg) -> Result<(), ScenarioError> {
-    let d = config::PfcCfg::default();
     for (field, set) in [
         ("headroom", pfc.headroom.is_some()),
         ("headroom_mtus", pfc.headroom_mtus.is_some()),
@@ -277,11 +277,11 @@ fn refuse_pfc_keys(pfc: &config::PfcCfg) -> Result<(), ScenarioError> {
         ("reserve", pfc.reserve.is_some()),
         ("alpha_per_rate", pfc.alpha_per_rate.is_some()),
         ("alpha", pfc.alpha.is_some()),
-        ("mode", pfc.mode != d.mode),
-        ("xoff", pfc.xoff != d.xoff),
-        ("resume_offset", pfc.resume_offset != d.resume_offset),
-        ("frame_bytes", pfc.frame_bytes != d.frame_bytes),
-        ("deadlock_after", pfc.deadlock_after != d.deadlock_after),
+        ("mode", pfc.mode.is_some()),
+        ("xoff", pfc.xoff.is_some()),
+        ("resume_offset", pfc.resume_offset.is_some()),
+        ("frame_bytes", pfc.frame_bytes.is_some()),
+        ("deadlock_after", pfc.deadlock_after.is_some()),
     ] {
         if set {
             return only_on(&format!("fabric.pfc.{field}"), false);
