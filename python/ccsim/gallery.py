@@ -165,6 +165,8 @@ def _e(text: Any) -> str:
 #: holds it to this.
 SITE_BUDGET_BYTES = 20 * 2**20
 SIZES_PREFERRED = ("full", "quick")
+# The index's first line: a folder whose index.md starts so is the gallery's to rewrite.
+_MARK = "<!-- written by `ccsim gallery`: regenerate, do not edit -->"
 
 
 def write_site(results: Path, docs: Path, entries: Sequence[Any]) -> tuple[int, int]:
@@ -175,12 +177,19 @@ def write_site(results: Path, docs: Path, entries: Sequence[Any]) -> tuple[int, 
     Every entry gets a page; one without stored results says how to make them. Pages and plots
     written before are replaced. Returns the claims that hold and the claims shown.
     """
+    index = docs / "index.md"
+    if docs.is_dir() and any(docs.iterdir()):
+        if not (index.is_file() and index.read_text(encoding="utf-8").startswith(_MARK)):
+            raise api.ScenarioError(
+                f"gallery: {docs} holds files `ccsim gallery` did not write (no index.md of "
+                "its own); give an empty folder or the gallery's"
+            )
+        for old in docs.iterdir():  # an earlier generation's, entries since removed included
+            if old.is_dir():
+                shutil.rmtree(old)
+            elif old.suffix == ".md":
+                old.unlink()
     docs.mkdir(parents=True, exist_ok=True)
-    for old in docs.iterdir():  # what an earlier generation wrote, entries since removed included
-        if old.is_dir():
-            shutil.rmtree(old)
-        elif old.suffix == ".md":
-            old.unlink()
     shown = []
     for exp in entries:
         found = next(
@@ -190,7 +199,7 @@ def write_site(results: Path, docs: Path, entries: Sequence[Any]) -> tuple[int, 
         e = entry_summary(results / f"{exp.name}-{found}", exp.name) if found else None
         shown.append((exp, e))
         api.write_atomic(docs / f"{exp.name}.md", _entry_page(exp, e, docs))
-    api.write_atomic(docs / "index.md", _site_index(shown))
+    api.write_atomic(index, _site_index(shown))
     return _tally([e for _, e in shown if e])
 
 
@@ -253,20 +262,31 @@ def _write_small_png(src: Path, dst: Path) -> None:
     small.save(dst, optimize=True)
 
 
+def _by_size(entries: Sequence[dict[str, Any] | None]) -> str:
+    """How many claims hold, at the full size and at the quick one."""
+    parts = []
+    for size in SIZES_PREFERRED:
+        at = [e for e in entries if e and e["claims"]["size"] == size]
+        if at:
+            held, total = _tally(at)
+            n = f"{len(at)} entr{'y' if len(at) == 1 else 'ies'}"
+            parts.append(f"{held} of {total} claims hold at the {size} size ({n})")
+    return "; ".join(parts) or "no entry run"
+
+
 def _site_index(shown: Sequence[tuple[Any, dict[str, Any] | None]]) -> str:
-    held, total = _tally([e for _, e in shown if e])
-    sizes = [e["claims"]["size"] for _, e in shown if e]
     made = sorted({describe(e["claims"].get("made")) for _, e in shown if e})
     lines = [
+        _MARK,
+        "",
         "# Gallery: every paper experiment",
         "",
         (
-            f"{len(shown)} catalog entries, {sizes.count('full')} shown at the full size (the "
-            f"paper's scale) and {sizes.count('quick')} at the quick size (a small fabric, for a "
-            f"first look; its numbers are not the paper's); {held} of {total} claims hold. "
-            "Each claim states the paper's number with a tolerance; ccsim's number stands beside "
-            "it. Regenerate with `ccsim gallery RESULTS` from the folder `ccsim reproduce --all` "
-            "fills (full size where stored, else quick)."
+            f"{len(shown)} catalog entries: {_by_size([e for _, e in shown])}. The full size is "
+            "the paper's scale; the quick size is a small fabric for a first look, its numbers "
+            "not the paper's. Each claim states the paper's number with a tolerance; ccsim's "
+            "number stands beside it. Regenerate with `ccsim gallery RESULTS` from the folder "
+            "`ccsim reproduce --all` fills (full size where stored, else quick)."
         ),
         "",
         "Made: " + "; ".join(made) + "." if made else "No entry has stored results yet.",
@@ -276,12 +296,10 @@ def _site_index(shown: Sequence[tuple[Any, dict[str, Any] | None]]) -> str:
     for exp, e in shown:
         papers.setdefault(exp.paper, []).append((exp, e))
     for paper, group in papers.items():
-        run = [e for _, e in group if e]
-        p_held, p_total = _tally(run)
         lines += [
             f"## {_mdtext(paper)}",
             "",
-            f"{p_held} of {p_total} claims hold ({len(run)} of {len(group)} entries run).",
+            f"{_by_size([e for _, e in group])}.",
             "",
             "| entry | figure | size shown | claims hold |",
             "|---|---|---|---|",

@@ -53,6 +53,15 @@ def test_reproduce_all_writes_a_gallery(tmp_path: Path) -> None:
     (tmp_path / "res" / "dcqcn-convergence-full" / "claims.json").write_text(json.dumps(full))
     site = tmp_path / "site"
     site.mkdir()
+    (site / "notes.md").write_text("someone's page")
+    proc = ccsim_cli("gallery", "res", "--catalog", "cat", "--docs", "site", cwd=tmp_path)
+    assert proc.returncode == 2 and "did not write" in proc.stderr, proc.stderr
+    assert (site / "notes.md").is_file()  # a folder it did not write is left alone
+    (site / "notes.md").unlink()
+    assert (
+        ccsim_cli("gallery", "res", "--catalog", "cat", "--docs", "site", cwd=tmp_path).returncode
+        == 0
+    )
     (site / "removed-entry.md").write_text("stale")
     proc = ccsim_cli("gallery", "res", "--catalog", "cat", "--docs", "site", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -71,7 +80,7 @@ def test_reproduce_all_writes_a_gallery(tmp_path: Path) -> None:
     assert pngs and all((site / p).is_file() for p in pngs)
     assert "Not run yet" in (site / "zz-broken.md").read_text()
     index = (site / "index.md").read_text()
-    assert "4 of 5 claims hold (1 of 2 entries run)" in index
+    assert "2 catalog entries: 4 of 5 claims hold at the full size (1 entry)" in index
     proc = ccsim_cli("gallery", "nowhere", "--catalog", "cat", cwd=tmp_path)
     assert proc.returncode == 2 and "nowhere is not a folder" in proc.stderr, proc.stderr
     assert "| [dcqcn-convergence](dcqcn-convergence.md) |" in index and "| full | 4 of 5 |" in index
