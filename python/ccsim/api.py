@@ -221,25 +221,12 @@ def run(
 
 
 def run_text(
-    text: str,
-    base_dir: str,
-    *,
-    seed: int | None = None,
-    overrides: Overrides = None,
-    out: str | os.PathLike[str] | None = None,
-    progress: ProgressFn | None = None,
-    allow_long: bool = False,
+    text: str, base_dir: str, *, allow_long: bool = False
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any], str]:
-    """Run scenario TOML text; return the engine's tables (no added ``_us`` columns), its summary
-    and the resolved scenario (the sweep workers' entry)."""
+    """Run a resolved scenario's TOML text; return the engine's tables (no added ``_us``
+    columns), its summary and the resolved scenario (the sweep workers' entry)."""
     raw = _run_raw(
-        text,
-        base_dir,
-        seed=seed,
-        overrides=overrides,
-        out=out,
-        progress=progress,
-        allow_long=allow_long,
+        text, base_dir, seed=None, overrides=None, out=None, progress=None, allow_long=allow_long
     )
     tables = {name: _frame(raw["tables"][name]) for name in TABLES}
     return tables, json.loads(raw["summary"]), raw["config"]
