@@ -1,5 +1,5 @@
-"""The ``ccsim`` command: run, validate, list, bench, sweep, plot, report, reproduce,
-import-hpcc.
+"""The ``ccsim`` command: run, validate, list, examples, bench, sweep, plot, report, reproduce,
+gallery, import-hpcc, fct-txt, dissector.
 
 A user error (invalid scenario or sweep, missing file, ``--set`` without ``=``, unwritable
 ``--out``) prints one line ``ccsim: error: <message>`` on stderr and exits 2; Ctrl-C exits 130.
