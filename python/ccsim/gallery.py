@@ -275,7 +275,6 @@ def _by_size(entries: Sequence[dict[str, Any] | None]) -> str:
 
 
 def _site_index(shown: Sequence[tuple[Any, dict[str, Any] | None]]) -> str:
-    made = sorted({describe(e["claims"].get("made")) for _, e in shown if e})
     lines = [
         _MARK,
         "",
@@ -289,7 +288,7 @@ def _site_index(shown: Sequence[tuple[Any, dict[str, Any] | None]]) -> str:
             "`ccsim reproduce --all` fills (full size where stored, else quick)."
         ),
         "",
-        "Made: " + "; ".join(made) + "." if made else "No entry has stored results yet.",
+        _made_line([e["claims"].get("made") for _, e in shown if e]),
         "",
     ]
     papers: dict[str, list[tuple[Any, dict[str, Any] | None]]] = {}
@@ -313,6 +312,18 @@ def _site_index(shown: Sequence[tuple[Any, dict[str, Any] | None]]) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def _made_line(made: Sequence[dict[str, str] | None]) -> str:
+    """Where and when the shown results were made, in one line (each page names its commit)."""
+    recorded = [m for m in made if m]
+    if not recorded:
+        return "No shown result records where it was made." if made else "Nothing is stored yet."
+    where = sorted({f"{m['date']} by ccsim {m['ccsim']} on {m['machine']}" for m in recorded})
+    commits = len({m["commit"] for m in recorded})
+    line = f"Made {'; '.join(where)}, at {commits} commit{'s' * (commits != 1)} (each page names its own)"
+    unrecorded = len(made) - len(recorded)
+    return line + (f"; {unrecorded} without a record." if unrecorded else ".")
 
 
 def _size_words(size: str) -> str:
