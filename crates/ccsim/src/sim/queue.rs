@@ -365,12 +365,15 @@ impl Bucket {
     }
 }
 
-/// log2 of a wheel bucket's width in picoseconds (8.192 ns).
-const BUCKET_SHIFT: u32 = 13;
+/// log2 of a wheel bucket's width in picoseconds (4.096 ns). Half of 8.192 ns took 6% of
+/// the instructions off the k = 8 fat-tree (a bucket there held 8-31 events, which a
+/// comparison sort orders at about 60 instructions each) and added 3% to a 16-to-1 incast,
+/// whose sparse events each take a bucket of their own (docs/benchmarks.md).
+const BUCKET_SHIFT: u32 = 12;
 /// A time's offset within its bucket.
 const BUCKET_MASK_PS: u64 = (1 << BUCKET_SHIFT) - 1;
-/// Number of wheel buckets (a horizon of 2048 x 8.192 ns = 16.8 us).
-const NUM_BUCKETS: usize = 2048;
+/// Number of wheel buckets (a horizon of 4096 x 4.096 ns = 16.8 us).
+const NUM_BUCKETS: usize = 4096;
 // The radix sort takes the time bits in two passes of at most 7.
 const _: () = assert!(BUCKET_SHIFT <= 14);
 /// Words of the bitmap of occupied buckets.
@@ -380,7 +383,7 @@ const KEY_SORT_MIN_EVENTS: usize = 8;
 /// Buckets with fewer events sort their keys by comparison, larger ones by radix.
 const RADIX_MIN_EVENTS: usize = 32;
 
-/// Deterministic pending-event set: a timing wheel of 8 ns buckets over a 16.8 us horizon
+/// Deterministic pending-event set: a timing wheel of 4 ns buckets over a 16.8 us horizon
 /// (where almost every packet event lands), the bucket being executed kept sorted (sorted once
 /// when reached), a bitmap of occupied buckets to skip empty ones, and an overflow heap for
 /// far-future timers. Pop order is exactly (time, `tie_key`), the same as one global heap's,
@@ -388,7 +391,7 @@ const RADIX_MIN_EVENTS: usize = 32;
 /// only runs of equal times (rare but for synchronized starts and identical links) by key.
 ///
 /// Events scheduled into the bucket being executed (a short packet's transmission ending
-/// within 8 ns) are kept apart in `soon`: inserting them among a large fabric's thousand
+/// within 4 ns) are kept apart in `soon`: inserting them among a large fabric's thousand
 /// events of the bucket would move half of them each time.
 #[derive(Clone)]
 pub struct EventQueue {
@@ -762,7 +765,7 @@ mod tests {
             other => panic!("{other:?}"),
         };
         let mut q = EventQueue::default();
-        let t = (12_207 << BUCKET_SHIFT) + 4_000; // ~100 ms: beyond the horizon
+        let t = (12_207 << BUCKET_SHIFT) + 4_000; // ~50 us: beyond the horizon
         q.push(t, Event::NicWake { host: 2 });
         q.push(t - 100, Event::NicWake { host: 50 });
         q.push(t - 5_000_000, Event::NicWake { host: 99 });
