@@ -73,9 +73,13 @@ def by(res: SweepResult, key: str, over: str, **where: Any) -> list[float]:
     return [stat(sel.where({col: v}), key) for v in sorted(sel.ok_runs[col].unique())]
 
 
-def spread(res: SweepResult, values: Sequence[float]) -> float:
-    """The largest of ``values`` over the smallest: 1 means insensitive."""
-    if not values or min(values) <= 0:
+def spread(res: SweepResult, *values: float | Sequence[float]) -> float:
+    """The largest of ``values`` over the smallest: 1 means insensitive. Takes one list
+    (``spread(by(key, over='load'))``) or the numbers themselves (``spread(stat(key,
+    case='a'), stat(key, case='b'))``, to compare some of a parameter's values)."""
+    if len(values) == 1 and isinstance(values[0], (list, tuple)):
+        values = tuple(values[0])
+    if not values or any(isinstance(v, (list, tuple)) for v in values) or min(values) <= 0:
         raise ClaimError(f"spread: needs positive values, got {list(values)}")
     return max(values) / min(values)
 

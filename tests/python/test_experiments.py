@@ -293,6 +293,27 @@ def test_metrics_select_runs_by_parameter(res: SweepResult) -> None:
     assert verdict(res, "failed_runs() == 0 and not failed_runs() > 0").status == "holds"
 
 
+def test_spread_of_a_list_or_of_the_numbers_given(res: SweepResult) -> None:
+    """`spread(by(...))` compares every value of a parameter; `spread(a, b)` only those named
+    (amrt-fig16 compares three of its six schemes)."""
+    runs = res.runs
+    pauses = runs.groupby(["cc.scheme", "workload.0.load"])["pfc.pauses_sent"].mean()
+    none, dcqcn = pauses["none"][0.8], pauses["dcqcn"][0.8]
+    assert none > dcqcn > 0  # two different numbers, so the ratio means something
+    v = verdict(
+        res,
+        "spread(stat('pfc.pauses_sent', scheme='none', load=0.8), "
+        "stat('pfc.pauses_sent', scheme='dcqcn', load=0.8)) > 1",
+    )
+    assert v.status == "holds"
+    assert v.measured[-1][1] == pytest.approx(none / dcqcn)
+    by_load = runs[runs["cc.scheme"] == "dcqcn"].groupby("workload.0.load")["flows.total"].mean()
+    v = verdict(res, "spread(by('flows.total', over='load', scheme='dcqcn')) > 1")
+    assert v.measured[-1][1] == pytest.approx(by_load.max() / by_load.min())
+    v = verdict(res, "spread(by('flows.total', over='load'), 2) > 1")
+    assert v.status == "error" and "spread: needs positive values" in v.message
+
+
 def test_time_series_metrics(res: SweepResult) -> None:
     v = verdict(res, "0 < jain(agg='min') <= 1 and 0 < utilization(link='tor0->h0') <= 1.01")
     assert v.status == "holds", v
