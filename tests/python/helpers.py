@@ -56,6 +56,17 @@ def cli_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "CCSIM_DEBUG"}
 
 
+def interruptible_cli_command(*args: str) -> list[str]:
+    """`cli_command` for a process a test interrupts: the CLI with Python's Ctrl-C handler
+    installed first. A suite started in the background by a script ignores SIGINT, its children
+    inherit that, and Python then installs no KeyboardInterrupt handler of its own."""
+    code = (
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "runpy.run_module('ccsim.cli', run_name='__main__', alter_sys=True)"
+    )
+    return [sys.executable, "-c", code, *args]
+
+
 def write_sweep_files(tmp: Path, grid: dict[str, list[Any]] | None = None) -> Path:
     """The shared sweep as files (base scenario + sweep TOML) in ``tmp``; returns the sweep file.
     Its runs have the same ids and results as the ``sweep_dir`` fixture's."""

@@ -21,7 +21,7 @@ import ccsim
 import pytest
 from ccsim import api, cli
 from ccsim.progress import ProgressLine, format_duration, format_progress, format_time_ps
-from helpers import ccsim_cli, cli_command, cli_env
+from helpers import ccsim_cli, cli_env, interruptible_cli_command
 
 # The scenario schema belongs to the engine: if it changes, fix the literals here only.
 SCENARIO = {
@@ -186,7 +186,7 @@ def test_ctrl_c_during_a_run_keeps_the_partial_output(threads: str, tmp_path: Pa
     long_run = {**SCENARIO, "duration": "10s", "flows": [{"src": 0, "dst": 2, "size": "100GB"}]}
     (tmp_path / "long.toml").write_text(ccsim.to_toml(long_run), encoding="utf-8")
     proc = subprocess.Popen(
-        cli_command("run", "long.toml", "--out", "r", "--threads", threads),
+        interruptible_cli_command("run", "long.toml", "--out", "r", "--threads", threads),
         cwd=tmp_path,
         env=cli_env(),
         stderr=subprocess.PIPE,
@@ -231,7 +231,7 @@ def test_ctrl_c_while_building_a_huge_topology_stops_it(tmp_path: Path) -> None:
     }
     (tmp_path / "huge.toml").write_text(ccsim.to_toml(huge), encoding="utf-8")
     proc = subprocess.Popen(
-        cli_command("validate", "huge.toml"),
+        interruptible_cli_command("validate", "huge.toml"),
         cwd=tmp_path,
         env=cli_env(),
         stderr=subprocess.PIPE,

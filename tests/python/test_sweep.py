@@ -28,6 +28,7 @@ from helpers import (
     cli_command,
     cli_env,
     dataset_files,
+    interruptible_cli_command,
     write_sweep_files,
 )
 
@@ -186,8 +187,14 @@ def test_interrupted_driver_then_restart_loses_and_duplicates_nothing(
 ) -> None:
     sweep_file = write_sweep_files(tmp_path)
     out = tmp_path / "out"
-    cmd = cli_command("sweep", str(sweep_file), "--workers", "1", "--out", str(out), "-q")
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(), stderr=subprocess.PIPE, text=True)
+    args = ("sweep", str(sweep_file), "--workers", "1", "--out", str(out), "-q")
+    proc = subprocess.Popen(
+        interruptible_cli_command(*args),
+        cwd=tmp_path,
+        env=cli_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     workers: list[int] = []
     try:
         while proc.poll() is None and not finished_runs(out):
