@@ -745,11 +745,8 @@ def _by_series(res: SweepResult, df: pd.DataFrame) -> list[tuple[str, pd.DataFra
     labels = series_labels(res)
     order = list(dict.fromkeys(labels[r] for r in res.runs["run_id"]))
     tagged = df.assign(_series=df["run_id"].map(labels))
-    return [
-        (label, tagged[tagged["_series"] == label])
-        for label in order
-        if label in set(tagged["_series"])
-    ]
+    groups = dict(list(tagged.groupby("_series", sort=False)))
+    return [(label, groups[label]) for label in order if label in groups]
 
 
 def _fct_series(res: SweepResult, df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
