@@ -265,7 +265,8 @@ pub struct Simulation {
     pub host_index: Vec<u32>,
     pub switches: Vec<BufferState>,
     pub hosts: Vec<HostState>,
-    pub routes: Routes,
+    /// Read only once built: the partitions of a parallel run share one table.
+    pub routes: std::sync::Arc<Routes>,
     pub flows: Vec<Flow>,
     /// The run's scheme and its parameters; every hook is called through it.
     pub cc: CcParams,

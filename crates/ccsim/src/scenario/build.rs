@@ -98,7 +98,7 @@ impl Scenario {
             switches,
             host_rx: cc.new_hosts(hosts.len()),
             hosts,
-            routes,
+            routes: std::sync::Arc::new(routes),
             flows: Vec::with_capacity(specs.len()),
             cc: cc.clone(),
             // One per flow: `add_flows` adds a flow per spec, or fails.
