@@ -387,10 +387,10 @@ impl Simulation {
         // the middle prefetch stage runs (on a small fabric it only adds instructions).
         let at_scale = self.routes.worth_prefetching();
         for _ in 0..max_events {
-            if end_ps != u64::MAX && self.q.peek_time().is_none_or(|t| t >= end_ps) {
-                return Ok(false);
-            }
             let Some((t, ev)) = self.q.pop_raw() else {
+                if end_ps != u64::MAX {
+                    return Ok(false);
+                }
                 if self.flows_open == 0 && !self.flows.is_empty() {
                     self.now_ps = self.last_finish_ps();
                 }
@@ -399,6 +399,12 @@ impl Simulation {
                     None => Ok(true),
                 };
             };
+            if t >= end_ps {
+                // The window is over: the event goes back, where the next window finds it
+                // (events are ordered by what they are, so it is again the first).
+                self.q.push_raw(t, ev);
+                return Ok(false);
+            }
             // Ends at the stop time, or at the end of the window in which the last flow
             // finished (a partition's end is the coordinator's).
             if t >= self.windows.end_ps && self.window_ends(t, ev) {
