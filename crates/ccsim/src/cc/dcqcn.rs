@@ -6,7 +6,7 @@
 //!
 //! Two models, one file:
 //! * `dcqcn` — the Mellanox model of the HPCC ns-3 simulator (rdma-hw.cc `*Mlx` functions, the
-//!   baseline the ACC and RCC papers ran; defaults from its run.py at 100 Gb/s): every ACK echoes
+//!   baseline the ACC paper ran; defaults from its run.py at 100 Gb/s): every ACK echoes
 //!   CE; a CNP sets flags; alpha is updated every `alpha_timer` (1 us), the rate is cut at most
 //!   once per `rate_decrease_interval` (4 us, checked 1 ns after the alpha tick), and the
 //!   increase timer (300 us) drives fast recovery (F = 1), one additive step, then hyper steps.
@@ -21,11 +21,12 @@
 //!
 //! * `dcqcn_ns3rdma` — `dcqcn_paper`'s model with the values of the DCQCN authors' ns-3 code
 //!   (github.com/bobzhuyb/ns3-rdma, `mix/config.txt`), the "open project for DCQCN" the PCN
-//!   paper's simulator was built on: RP_TIMER 60 us, BYTE_COUNTER 300 MB, ECN KMIN 40 and
-//!   KMAX 1000 cells of 1030 B (41.2 KB, 1.03 MB) with PMAX 1.0 on its 40 Gb/s links; the
-//!   rest as `dcqcn_paper` (CNP 50 us, alpha 55 us, F = 5, R_AI 40 Mb/s, R_HAI 200 Mb/s,
-//!   min rate 100 Mb/s, clamped target, g = 1/256). ns3-rdma keeps one threshold for every
-//!   port; ccsim scales them with the port's rate from 40 Gb/s, as it does for every scheme.
+//!   paper's simulator was built on and the "open-source code of DCQCN" the RCC paper ran:
+//!   RP_TIMER 60 us, BYTE_COUNTER 300 MB, ECN KMIN 40 and KMAX 1000 cells of 1030 B (41.2 KB,
+//!   1.03 MB) with PMAX 1.0 on its 40 Gb/s links; the rest as `dcqcn_paper` (CNP 50 us, alpha
+//!   55 us, F = 5, R_AI 40 Mb/s, R_HAI 200 Mb/s, min rate 100 Mb/s, clamped target, g = 1/256).
+//!   ns3-rdma keeps one threshold for every port; ccsim scales them with the port's rate from
+//!   40 Gb/s, as it does for every scheme.
 //!
 //! Parameters (defaults `dcqcn` / `dcqcn_paper`): g = 1/256; alpha_timer 1us / 55us;
 //! rate_decrease_interval 4us / 0 (immediate); rate_increase_timer 300us / 55us;

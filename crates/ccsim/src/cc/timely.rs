@@ -2,8 +2,9 @@
 //!
 //! Source: Mittal et al., "TIMELY: RTT-based Congestion Control for the Datacenter", SIGCOMM
 //! 2015 (Algorithm 1), as implemented by the HPCC ns-3 simulator (rdma-hw.cc
-//! `UpdateRateTimely`), which produced the TIMELY baseline of the ACC and RCC papers; defaults
-//! are that simulator's run.py values at 100 Gb/s.
+//! `UpdateRateTimely`), which produced the TIMELY baseline of the ACC paper (the RCC paper
+//! implemented TIMELY from its algorithm); defaults are that simulator's run.py values at
+//! 100 Gb/s.
 //!
 //! Once per RTT (an ACK whose cumulative sequence passes the `snd_nxt` recorded at the previous
 //! update) the sender takes the RTT sample `rtt` = now - echoed send time and
