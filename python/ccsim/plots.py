@@ -165,14 +165,14 @@ def plot_fct_bars(res: SweepResult, bins: str = "acc") -> Figure:
     if not labels:
         raise NoData("plot fct_bars: no finished flows; run longer or drop `duration`")
     series = list(_fct_series(res, runs))
+    x, colors = _grouped_bars([label for label, _ in series])
     fig, axes = _figure(2, len(labels), width=3.2 * len(labels), height=5.5)
-    colors = _colors()
     for row, stat in enumerate(("avg", "p99")):
         for col, b in enumerate(labels):
             ax = axes[row * len(labels) + col]
             for i, (label, group) in enumerate(series):
                 value = group[f"{prefix}{b}.fct_{stat}_us"].mean()
-                ax.bar(i, value, 0.7, color=colors[i % len(colors)], label=label)
+                ax.bar(x[i], value, 0.7, color=colors[i], label=label)
             ax.set_ylim(bottom=0)
             ax.set_xticks([])  # the legend names the bars
             if row == 0:
@@ -727,6 +727,36 @@ def _flow_style(i: int) -> tuple[str, Any]:
     colors = [c for k, c in enumerate(_colors()) if k != 7]
     styles = ["-", "--", "-.", (0, (5, 1)), (0, (3, 1, 1, 1))]
     return colors[i % len(colors)], styles[(i // len(colors)) % len(styles)]
+
+
+def _grouped_bars(labels: list[str]) -> tuple[list[float], list[Any]]:
+    """Bar positions and colours for series ``labels``: series sharing the label's first part
+    (the leading swept value, e.g. ``scheme=rcc`` of ``scheme=rcc, load=0.3``) share a hue,
+    lighter to darker in grid order, and stand together, half a bar apart from the next group,
+    so that a colour never names two series. With one series per group, one colour each."""
+    from matplotlib.colors import to_rgb
+
+    lead = [label.split(", ")[0] for label in labels]
+    groups = list(dict.fromkeys(lead))
+    if len(groups) == len(labels):
+        hues = _colors()
+        return [float(i) for i in range(len(labels))], [
+            hues[i % len(hues)] for i in range(len(labels))
+        ]
+    hues = [c for k, c in enumerate(_colors()) if k != 7]  # grey (C7) reads as "others"
+    x: list[float] = [0.0] * len(labels)
+    colors: list[Any] = [None] * len(labels)
+    place = 0.0
+    for g, group in enumerate(groups):
+        members = [i for i in range(len(labels)) if lead[i] == group]
+        base = to_rgb(hues[g % len(hues)])
+        for k, i in enumerate(members):
+            white = 0.6 * (len(members) - 1 - k) / max(len(members) - 1, 1)  # the first lightest
+            colors[i] = tuple(c + (1 - c) * white for c in base)
+            x[i] = place
+            place += 1
+        place += 0.5
+    return x, colors
 
 
 def _colors() -> list[str]:

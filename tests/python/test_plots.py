@@ -78,6 +78,14 @@ def test_fct_bars_are_the_engine_bin_statistics_on_linear_axes_from_zero(
                 .patches[0]
             )
             assert bar.get_height() == pytest.approx(runs[f"fct.acc.{b}.fct_{stat}_us"].mean())
+    # A colour names one series: each scheme a hue, its loads shades of it, standing together.
+    bars = [c.patches[0] for c in axes[0].containers]
+    colors = [bar.get_facecolor() for bar in bars]
+    assert len(set(colors)) == len(SERIES)
+    hue = [max(range(3), key=lambda k: c[k]) for c in colors]  # strongest channel
+    assert hue[0] == hue[1] and hue[2] == hue[3] and hue[0] != hue[2]
+    x = [bar.get_x() for bar in bars]
+    assert x[1] - x[0] == pytest.approx(1) and x[2] - x[1] == pytest.approx(1.5)
 
 
 def test_fct_cdf_ends_at_one_per_series(res: SweepResult) -> None:
