@@ -733,12 +733,13 @@ def _grouped_bars(labels: list[str]) -> tuple[list[float], list[Any]]:
     """Bar positions and colours for series ``labels``: series sharing the label's first part
     (the leading swept value, e.g. ``scheme=rcc`` of ``scheme=rcc, load=0.3``) share a hue,
     lighter to darker in grid order, and stand together, half a bar apart from the next group,
-    so that a colour never names two series. With one series per group, one colour each."""
+    so that a colour never names two series. With one group, or one series per group, one
+    colour each."""
     from matplotlib.colors import to_rgb
 
     lead = [label.split(", ")[0] for label in labels]
     groups = list(dict.fromkeys(lead))
-    if len(groups) == len(labels):
+    if len(groups) in (1, len(labels)):
         hues = _colors()
         return [float(i) for i in range(len(labels))], [
             hues[i % len(hues)] for i in range(len(labels))
