@@ -237,11 +237,34 @@ def test_ctrl_c_while_building_a_huge_topology_stops_it(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3.0)  # imports done, deep in the route computation
+    _wait_until_building(proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1].startswith("ccsim: error: interrupted"), err
+
+
+def _wait_until_building(proc: subprocess.Popen[str]) -> None:
+    """Wait until ``proc`` is past its imports and building the topology: its memory passes 1 GB
+    (imports take about 150 MB; the k = 96 build grows to 1.5 GB, then routes for tens of
+    seconds), so the interrupt lands there on a slow machine and a fast one alike."""
+    status = Path(f"/proc/{proc.pid}/status")
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if not status.exists():  # no /proc: the imports take well under 3 s
+            time.sleep(3.0)
+            return
+        rss_kb = next(
+            (
+                int(line.split()[1])
+                for line in status.read_text().splitlines()
+                if line.startswith("VmRSS:")
+            ),
+            0,
+        )
+        if rss_kb > 1_000_000:
+            return
+        time.sleep(0.05)
 
 
 def test_a_missing_cc_section_prints_one_warning(tmp_path: Path) -> None:
