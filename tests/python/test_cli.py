@@ -254,14 +254,11 @@ def _wait_until_building(proc: subprocess.Popen[str]) -> None:
         if not status.exists():  # no /proc: the imports take well under 3 s
             time.sleep(3.0)
             return
-        rss_kb = next(
-            (
-                int(line.split()[1])
-                for line in status.read_text().splitlines()
-                if line.startswith("VmRSS:")
-            ),
-            0,
-        )
+        try:
+            lines = status.read_text().splitlines()
+        except OSError:  # it ended between the two looks
+            return
+        rss_kb = next((int(line.split()[1]) for line in lines if line.startswith("VmRSS:")), 0)
         if rss_kb > 1_000_000:
             return
         time.sleep(0.05)
