@@ -86,6 +86,10 @@ def test_fct_bars_are_the_engine_bin_statistics_on_linear_axes_from_zero(
     assert hue[0] == hue[1] and hue[2] == hue[3] and hue[0] != hue[2]
     x = [bar.get_x() for bar in bars]
     assert x[1] - x[0] == pytest.approx(1) and x[2] - x[1] == pytest.approx(1.5)
+    # One scheme: its loads are the only series, each in a colour of its own.
+    one = plots.render(res.where({"scheme": "dcqcn"}), "fct_bars").get_axes()[0]
+    hue = [max(range(3), key=lambda k: c.patches[0].get_facecolor()[k]) for c in one.containers]
+    assert len(hue) == 2 and hue[0] != hue[1]
 
 
 def test_fct_cdf_ends_at_one_per_series(res: SweepResult) -> None:
