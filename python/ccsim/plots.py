@@ -724,7 +724,7 @@ def _figure(
 def _flow_style(i: int) -> tuple[str, Any]:
     """The ``i``-th flow's colour and line style: matplotlib's colours without its grey (C7)
     and black, which mark summed "others"; styles are solid to dash-dot, never dotted."""
-    colors = [c for k, c in enumerate(_colors()) if k != 7]
+    colors = _colors(grey=False)
     styles = ["-", "--", "-.", (0, (5, 1)), (0, (3, 1, 1, 1))]
     return colors[i % len(colors)], styles[(i // len(colors)) % len(styles)]
 
@@ -744,7 +744,7 @@ def _grouped_bars(labels: list[str]) -> tuple[list[float], list[Any]]:
         return [float(i) for i in range(len(labels))], [
             hues[i % len(hues)] for i in range(len(labels))
         ]
-    hues = [c for k, c in enumerate(_colors()) if k != 7]  # grey (C7) reads as "others"
+    hues = _colors(grey=False)
     x: list[float] = [0.0] * len(labels)
     colors: list[Any] = [None] * len(labels)
     place = 0.0
@@ -760,11 +760,13 @@ def _grouped_bars(labels: list[str]) -> tuple[list[float], list[Any]]:
     return x, colors
 
 
-def _colors() -> list[str]:
-    """Matplotlib's default colour cycle (C0, C1, ...) as colours."""
+def _colors(grey: bool = True) -> list[str]:
+    """Matplotlib's default colour cycle (C0, C1, ...) as colours; without its grey (C7), which
+    marks summed "others", when ``grey`` is false."""
     from matplotlib import rcParams
 
-    return list(rcParams["axes.prop_cycle"].by_key()["color"])
+    cycle = rcParams["axes.prop_cycle"].by_key()["color"]
+    return [c for k, c in enumerate(cycle) if grey or k != 7]
 
 
 def _ok_runs(res: SweepResult) -> pd.DataFrame:
