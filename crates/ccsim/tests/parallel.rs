@@ -329,8 +329,9 @@ fn threads_are_checked_and_a_trace_needs_one() {
         warned.contains("partitions: the run has one thread"),
         "{warned}"
     );
-    // One copy fits in 40 KB; two partitions' copies (one per thread) do not.
-    let small = format!("memory_limit = \"40KB\"\n{base}");
+    // One run fits in 30 KB; two partitions (one per thread), each with its copy of the flows
+    // and the fabric's state beside the ports held once, do not.
+    let small = format!("memory_limit = \"30KB\"\n{base}");
     common::run(&small);
     let sc = Scenario::load(&small, std::path::Path::new("."), None, &[]).unwrap();
     let e = sc.start_parallel(2).err().expect("refused").to_string();

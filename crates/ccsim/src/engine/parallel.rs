@@ -8,7 +8,9 @@
 //! its own (event queue, packet arena, metrics) that runs only the events of what it owns: its
 //! nodes' ports, its hosts, the sender half of the flows its hosts send and the receiver half
 //! of those they receive. The one way in from another partition is a packet or PFC frame on a
-//! cut link (`Port::cut`): `transmit` puts it in an outbox instead of the queue.
+//! cut link (`Port::cut`): `transmit` puts it in an outbox instead of the queue. A partition's
+//! port array holds only its own ports; the others' entries are zeroed memory it never touches
+//! (`owned_ports`), so the fabric's ports are resident once, not once per partition.
 //!
 //! Synchronization is conservative, in windows (`engine::Windows`): a packet sent at t on a
 //! cut link arrives at t + serialization + propagation >= t + L, where L (`window_ps`) is the
@@ -28,6 +30,7 @@ use crate::engine::{SimError, Simulation, Watchdog, Windows};
 use crate::metrics::{Metrics, SyncStats};
 use crate::net::pfc::DeadlockDetector;
 use crate::net::{Arena, IntHop, IntStack, Packet, PktKind, Port, MAX_INT_HOPS};
+use crate::sim::alloc::{small_pages, HUGE_PAGE_BYTES};
 use crate::sim::{Event, EventQueue, TimerOwner};
 use crate::topo::{Layer, Topology};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -355,7 +358,7 @@ fn event_owner(sim: &Simulation, port_owner: &[u16], ev: Event) -> Option<u16> {
 fn make_part(sim: &mut Simulation, index: usize, parts: usize, port_owner: &std::sync::Arc<[u16]>) {
     let me = index as u16;
     sim.cut_ports = vec![0; sim.ports.len().div_ceil(64)];
-    for p in 0..sim.ports.len() {
+    for p in (0..sim.ports.len()).filter(|&p| port_owner[p] == me) {
         let peer = sim.ports[p].peer as usize;
         let to = port_owner[peer];
         sim.ports[p].cut = if to == me { 0 } else { to as u8 + 1 };
@@ -399,6 +402,34 @@ fn make_part(sim: &mut Simulation, index: usize, parts: usize, port_owner: &std:
         next_ps: sim.q.peek_time().unwrap_or(u64::MAX),
         received: 0,
     }));
+}
+
+/// Partition `me`'s ports: a copy of those it owns, the others zeroed and untouched (`Port`). A
+/// huge page of the array of which it owns less than half gets small pages, so that the
+/// others' ports around its own are not resident; where it owns more, a packet's hops keep
+/// the huge page's reach in the TLB.
+fn owned_ports(ports: &[Port], port_owner: &[u16], me: usize) -> Vec<Port> {
+    let mut mine: Vec<Port> = bytemuck::zeroed_vec(ports.len());
+    let base = mine.as_ptr() as usize;
+    let huge_page = |q: usize| (base + q * std::mem::size_of::<Port>()) / HUGE_PAGE_BYTES;
+    let mut start = 0;
+    while start < ports.len() {
+        let page = huge_page(start);
+        let end = (start..ports.len())
+            .find(|&q| huge_page(q) != page)
+            .unwrap_or(ports.len());
+        let own = (start..end).filter(|&q| port_owner[q] as usize == me);
+        if 2 * own.count() < end - start {
+            small_pages(&mine[start..end]);
+        }
+        start = end;
+    }
+    for (q, port) in ports.iter().enumerate() {
+        if port_owner[q] as usize == me {
+            mine[q] = port.clone();
+        }
+    }
+    mine
 }
 
 /// The barrier between windows. It spins (a window is short, and a sleeping thread would take
@@ -476,17 +507,40 @@ enum Plan {
 }
 
 impl Parallel {
-    /// A parallel run of `sims`, the scenario built once per partition of `cut` (which cuts
-    /// no link without delay: the scenario refuses that).
-    pub fn new(mut sims: Vec<Simulation>, cut: Partitioning, threads: usize) -> Parallel {
+    /// A parallel run of `first`, the scenario built, cut into the partitions of `cut` (which
+    /// cuts no link without delay: the scenario refuses that).
+    pub fn new(mut first: Simulation, cut: Partitioning, threads: usize) -> Parallel {
         let parts = cut.parts;
-        assert_eq!(sims.len(), parts, "one simulation per partition");
-        let first = &sims[0];
         let port_owner: std::sync::Arc<[u16]> = first
             .ports
             .iter()
             .map(|p| cut.node_owner[p.node as usize])
             .collect();
+        // The other partitions start as copies of the build (the same for all of them, and a
+        // copy costs a fraction of it: no routes, no flow generation). Each keeps the ports it
+        // owns; the others stay zeroed, untouched memory (`Port`).
+        let ports = std::mem::take(&mut first.ports);
+        let owned = |i: usize| owned_ports(&ports, &port_owner, i);
+        let copiers = threads.clamp(1, parts);
+        let per_copier = (parts - 1).div_ceil(copiers).max(1);
+        let mut copies: Vec<Option<Simulation>> = (1..parts).map(|_| None).collect();
+        std::thread::scope(|scope| {
+            for (c, chunk) in copies.chunks_mut(per_copier).enumerate() {
+                let (first, owned) = (&first, &owned);
+                scope.spawn(move || {
+                    for (j, slot) in chunk.iter_mut().enumerate() {
+                        let mut sim = first.clone();
+                        sim.ports = owned(1 + c * per_copier + j);
+                        *slot = Some(sim);
+                    }
+                });
+            }
+        });
+        first.ports = owned(0);
+        drop(ports);
+        let mut sims = vec![first];
+        sims.extend(copies.into_iter().map(|c| c.expect("copied")));
+        let first = &sims[0];
         let queue_order = first.metrics.queue_ports.clone();
         let rate_order = (!first.metrics.rate_all_flows).then(|| first.metrics.rate_flows.clone());
         let deadlock = DeadlockDetector {
@@ -857,9 +911,8 @@ impl Control {
             let progress = super::Progress {
                 now_ps: now,
                 delivered_bytes: sims.iter().map(|s| s.metrics.delivered_bytes).sum(),
-                drops: sims
-                    .iter()
-                    .flat_map(|s| s.ports.iter().map(|p| p.drops))
+                drops: (sh.port_owner.iter().enumerate())
+                    .map(|(q, &o)| sims[o as usize].ports[q].drops)
                     .sum(),
                 started_open: (0..flows_total).any(|f| {
                     let fl = sh.sender(&sims, f);
@@ -1182,6 +1235,53 @@ impl Run {
         match self {
             Run::One(s) => *s,
             Run::Many(p) => p.into_simulation(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A partition's port array: its own ports as built, every other entry zeroed (no rate, no
+    /// peer), whichever pages the array's huge pages were split into.
+    #[test]
+    fn a_partition_holds_only_its_own_ports() {
+        let toml = crate::bench::scenario("fattree-k8").expect("a benchmark");
+        let sc = crate::Scenario::load(&toml, std::path::Path::new("."), None, &[]).unwrap();
+        let sim = sc.build().unwrap();
+        let cut = partition(&sim.topo, 4);
+        let owner: Vec<u16> = (sim.ports.iter())
+            .map(|p| cut.node_owner[p.node as usize])
+            .collect();
+        for me in 0..cut.parts {
+            let mine = owned_ports(&sim.ports, &owner, me);
+            assert_eq!(mine.len(), sim.ports.len());
+            let (mut own, mut other) = (0, 0);
+            for (q, (p, built)) in mine.iter().zip(&sim.ports).enumerate() {
+                if owner[q] as usize == me {
+                    own += 1;
+                    assert_eq!(
+                        (p.node, p.peer, p.rate_bps),
+                        (built.node, built.peer, built.rate_bps)
+                    );
+                    assert_eq!(
+                        (p.delay_ps, p.kmin_bytes, p.txdone_at_ps),
+                        (built.delay_ps, built.kmin_bytes, built.txdone_at_ps)
+                    );
+                } else {
+                    other += 1;
+                    assert_eq!(
+                        (p.node, p.peer, p.rate_bps, p.delay_ps),
+                        (0, 0, 0, 0),
+                        "port {q}"
+                    );
+                }
+            }
+            assert!(
+                own > 0 && other > 0,
+                "partition {me}: {own} own ports, {other} others"
+            );
         }
     }
 }

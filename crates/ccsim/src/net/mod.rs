@@ -4,11 +4,12 @@
 //! `engine`.
 
 pub mod config;
+mod fifo;
 pub mod mmu;
 pub mod pfc;
 pub mod sched;
 
-use std::collections::VecDeque;
+pub use fifo::Fifo;
 
 /// What a packet is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,7 +211,7 @@ pub struct IntStack {
 }
 
 /// Buffer bytes charged to one (ingress port, priority) queue: outside headroom and in it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Zeroable)]
 pub struct IngressBytes {
     pub shared_bytes: u64,
     pub hdrm_bytes: u64,
@@ -219,14 +220,14 @@ pub struct IngressBytes {
 /// What a port keeps for one priority, in one cache line: the egress queue and its bytes, and
 /// the buffer charged to packets that entered through the port in this class. A packet's hop
 /// touches one of these per port, not one line per array.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, bytemuck::Zeroable)]
 #[repr(C, align(64))]
 pub struct PrioState {
     /// The queue's head packet (`NO_PACKET`: the queue is empty). The others wait in `rest`,
     /// whose buffer is a line of its own: a packet that finds the queue empty and the port idle
     /// (most hops, below full load) leaves without touching it.
     head: u32,
-    rest: VecDeque<u32>,
+    rest: Fifo,
     pub queue_bytes: u64,
     /// Switch ports: bytes of packets that entered through this port, outside headroom (the
     /// first `pfc_reserve_bytes` of a queue are its own, the rest shared) and in it.
@@ -240,7 +241,7 @@ impl Default for PrioState {
     fn default() -> Self {
         PrioState {
             head: NO_PACKET,
-            rest: VecDeque::new(),
+            rest: Fifo::default(),
             queue_bytes: 0,
             ing: IngressBytes::default(),
         }
@@ -300,8 +301,11 @@ impl PrioState {
 /// few lines: the transmitter, the backlog and the queue bitmaps in the first; the queue
 /// maximum, RED thresholds and PFC settings in the second; then one line per priority
 /// (`PrioState`); counters and rarely used state come last.
+///
+/// All-zero bytes are a valid port (`bytemuck::Zeroable`, which checks every field's type):
+/// a partition of a parallel run keeps the ports it does not own zeroed and untouched.
 #[repr(C, align(64))]
-#[derive(Clone)]
+#[derive(Clone, bytemuck::Zeroable)]
 pub struct Port {
     /// The transmitter is busy until this time.
     pub busy_until_ps: u64,
@@ -345,10 +349,10 @@ pub struct Port {
     /// and ingress accounting.
     pub prios: [PrioState; NUM_PRIO],
     /// PFC frames to send: ahead of everything, never paused.
-    pfc_out: VecDeque<u32>,
+    pfc_out: Fifo,
     /// The scheme's rate-limited control queue (`Settings::ctrl_queue`), and the earliest time
     /// it may send next.
-    limited: VecDeque<u32>,
+    limited: Fifo,
     pub limited_next_ps: u64,
     /// Where the port is in its header/data turns (`pick_priority`'s `hdr_ratio`).
     pub hdr_turn: u32,
@@ -395,8 +399,8 @@ impl Port {
             is_host,
             prios: Default::default(),
             queued_bytes: 0,
-            pfc_out: VecDeque::new(),
-            limited: VecDeque::new(),
+            pfc_out: Fifo::default(),
+            limited: Fifo::default(),
             limited_next_ps: 0,
             paused_mask: 0,
             busy_until_ps: 0,
@@ -517,7 +521,7 @@ impl Port {
     }
 
     /// The rate-limited control queue (`Settings::ctrl_queue`).
-    pub fn limited(&self) -> &VecDeque<u32> {
+    pub fn limited(&self) -> &Fifo {
         &self.limited
     }
 

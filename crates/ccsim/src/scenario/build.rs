@@ -33,7 +33,8 @@ impl Scenario {
     pub fn build(&self) -> Result<Simulation, ScenarioError> {
         let c = &self.cfg;
         let topo = Topology::build(&c.topology, &self.base_dir)?;
-        let fabric_bytes = fabric_bytes(&topo);
+        let (once, copied) = fabric_bytes(&topo);
+        let fabric_bytes = once + copied;
         self.check_memory(fabric_bytes, 0)?;
         let mut fab = Self::fabric(&topo);
         let routes = Routes::compute(&topo, &fab.node_ports, &fab.switch_index)?;
@@ -1013,16 +1014,18 @@ impl Scenario {
                 "give every link a delay, or run with threads = 1".into(),
             ));
         }
-        // Each partition is a whole copy of the simulation.
-        let one = fabric_bytes(&sim.topo) + sim.flows.len() as u64 * FLOW_BYTES;
+        // Each partition is a copy of the simulation but for the ports and routes (`Parallel`).
+        let (once, copied) = fabric_bytes(&sim.topo);
+        let one = copied + sim.flows.len() as u64 * FLOW_BYTES;
         let parts = cut.parts;
         let (limit, whose) = self.memory_limit()?;
         let mb = |b: u64| b as f64 / 1e6;
-        (one.saturating_mul(parts as u64) > limit).then(|| {
+        (once.saturating_add(one.saturating_mul(parts as u64)) > limit).then(|| {
             (
                 format!(
-                    "a parallel run keeps a copy of the fabric and flows per partition: {parts} x {:.1} MB, more than {whose} ({:.1} MB)",
+                    "a parallel run keeps a copy of the flows and of the fabric's state but its ports and routes per partition: {parts} x {:.1} MB beside {:.1} MB, more than {whose} ({:.1} MB)",
                     mb(one),
+                    mb(once),
                     mb(limit)
                 ),
                 "run with threads = 1 or fewer partitions, or raise memory_limit".into(),
@@ -1045,23 +1048,7 @@ impl Scenario {
                 "threads: {threads} asked, but the fabric is cut into {parts} partitions, so {parts} threads work (partitions, at most {MAX_PARTITIONS}, bound a run's threads)"
             ));
         }
-        // The other partitions start as copies of the first: a build is the same for every
-        // partition, and a copy costs a fraction of one (no routes, no flow generation).
-        let copiers = threads.clamp(1, parts);
-        let mut copies: Vec<Option<Simulation>> = (1..parts).map(|_| None).collect();
-        std::thread::scope(|scope| {
-            for chunk in copies.chunks_mut(parts.div_ceil(copiers)) {
-                let first = &first;
-                scope.spawn(move || {
-                    for slot in chunk {
-                        *slot = Some(first.clone());
-                    }
-                });
-            }
-        });
-        let mut sims = vec![first];
-        sims.extend(copies.into_iter().map(|c| c.expect("copied")));
-        Ok(Run::Many(Box::new(Parallel::new(sims, cut, threads))))
+        Ok(Run::Many(Box::new(Parallel::new(first, cut, threads))))
     }
 
     /// Collect a finished simulation's results.
@@ -1151,9 +1138,10 @@ fn resolve_ports(
     Ok(ids)
 }
 
-/// Bytes the fabric of `topo` takes at least: its ports (with their queues' first buffers),
-/// the route table (switch x switch with hosts), per-node and per-host state.
-fn fabric_bytes(topo: &Topology) -> u64 {
+/// Bytes the fabric of `topo` takes at least: what a parallel run holds once, its ports and
+/// the route table (switch x switch with hosts), and what each partition copies: per-port
+/// scheme state, per-node and per-host state.
+fn fabric_bytes(topo: &Topology) -> (u64, u64) {
     let mut has_hosts = vec![false; topo.nodes.len()];
     for l in &topo.links {
         for (n, m) in [(l.a, l.b), (l.b, l.a)] {
@@ -1165,10 +1153,9 @@ fn fabric_bytes(topo: &Topology) -> u64 {
     let attach = has_hosts.iter().filter(|&&x| x).count() as u64;
     let switches = (topo.nodes.len() - topo.hosts.len()) as u64;
     let ports = 2 * topo.links.len() as u64;
-    ports * (std::mem::size_of::<Port>() as u64 + 64)
-        + switches * attach * Routes::ENTRY_BYTES
-        + topo.nodes.len() as u64 * 128
-        + topo.hosts.len() as u64 * 256
+    let once = ports * std::mem::size_of::<Port>() as u64 + switches * attach * Routes::ENTRY_BYTES;
+    let copied = ports * 64 + topo.nodes.len() as u64 * 128 + topo.hosts.len() as u64 * 256;
+    (once, copied)
 }
 
 /// This machine's memory in bytes (None where it cannot be read).

@@ -14,6 +14,31 @@ pub use linux::HugePageAlloc;
 #[cfg(not(target_os = "linux"))]
 pub use std::alloc::System as HugePageAlloc;
 
+/// Back `block` with small pages from here on (Linux; elsewhere nothing): for a large array of
+/// which a thread touches scattered parts, so that the untouched parts stay unmapped rather
+/// than resident in the huge pages around the touched ones. Call it before touching `block`.
+pub fn small_pages<T>(block: &[T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = (block.as_ptr() as usize).next_multiple_of(PAGE);
+        let end = (block.as_ptr() as usize + std::mem::size_of_val(block)) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: advice on whole pages inside `block`, which it owns; it changes how they
+            // are backed, never their contents.
+            unsafe {
+                libc::madvise(
+                    start as *mut libc::c_void,
+                    end - start,
+                    libc::MADV_NOHUGEPAGE,
+                )
+            };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = block;
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use super::HUGE_PAGE_BYTES;
