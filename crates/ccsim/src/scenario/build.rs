@@ -1023,7 +1023,7 @@ impl Scenario {
         (once.saturating_add(one.saturating_mul(parts as u64)) > limit).then(|| {
             (
                 format!(
-                    "a parallel run keeps a copy of the flows and of the fabric's state but its ports and routes per partition: {parts} x {:.1} MB beside {:.1} MB, more than {whose} ({:.1} MB)",
+                    "a parallel run copies the flows and the fabric's state into each partition (the ports and routes are held once): {parts} x {:.1} MB beside {:.1} MB, more than {whose} ({:.1} MB)",
                     mb(one),
                     mb(once),
                     mb(limit)
