@@ -258,7 +258,8 @@ pub struct Simulation {
     pub q: EventQueue,
     pub pkts: Arena,
     pub ports: Vec<Port>,
-    pub topo: Topology,
+    /// Read only once built: the partitions of a parallel run share it.
+    pub topo: std::sync::Arc<Topology>,
     /// node id -> switch index (u32::MAX for hosts).
     pub switch_index: Vec<u32>,
     /// node id -> host id (u32::MAX for switches).

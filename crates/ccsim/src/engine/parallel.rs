@@ -30,7 +30,7 @@ use crate::engine::{SimError, Simulation, Watchdog, Windows};
 use crate::metrics::{Metrics, SyncStats};
 use crate::net::pfc::DeadlockDetector;
 use crate::net::{Arena, IntHop, IntStack, Packet, PktKind, Port, MAX_INT_HOPS};
-use crate::sim::alloc::{small_pages, HUGE_PAGE_BYTES};
+use crate::sim::alloc::{small_pages, zero_and_release, HUGE_PAGE_BYTES};
 use crate::sim::{Event, EventQueue, TimerOwner};
 use crate::topo::{Layer, Topology};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -353,9 +353,16 @@ fn event_owner(sim: &Simulation, port_owner: &[u16], ev: Event) -> Option<u16> {
     })
 }
 
-/// Turn `sim`, built from the scenario, into partition `index`: mark its cut ports, keep the
-/// events and probes of what it owns, count the flows it sends.
-fn make_part(sim: &mut Simulation, index: usize, parts: usize, port_owner: &std::sync::Arc<[u16]>) {
+/// Turn `sim`, a copy of the build without its events, into partition `index`: mark its cut
+/// ports, queue the events of what it owns (`events`, the build's in their order), keep the
+/// probes of what it owns, count the flows it sends.
+fn make_part(
+    sim: &mut Simulation,
+    index: usize,
+    parts: usize,
+    port_owner: &std::sync::Arc<[u16]>,
+    events: &[(u64, Event)],
+) {
     let me = index as u16;
     sim.cut_ports = vec![0; sim.ports.len().div_ceil(64)];
     for p in (0..sim.ports.len()).filter(|&p| port_owner[p] == me) {
@@ -366,18 +373,11 @@ fn make_part(sim: &mut Simulation, index: usize, parts: usize, port_owner: &std:
             sim.cut_ports[p / 64] |= 1 << (p % 64);
         }
     }
-    // Re-queue the owned events in their order (a fresh queue: pushing into the drained one
-    // would go back in time).
-    let mut kept = Vec::new();
-    while let Some((t, ev)) = sim.q.pop() {
+    for &(t, ev) in events {
         match event_owner(sim, port_owner, ev) {
-            Some(o) if o == me || o == u16::MAX => kept.push((t, ev)),
+            Some(o) if o == me || o == u16::MAX => sim.q.push(t, ev),
             _ => {}
         }
-    }
-    sim.q = EventQueue::default();
-    for (t, ev) in kept {
-        sim.q.push(t, ev);
     }
     let owns_host =
         |sim: &Simulation, h: u32| port_owner[sim.hosts[h as usize].port as usize] == me;
@@ -410,19 +410,11 @@ fn make_part(sim: &mut Simulation, index: usize, parts: usize, port_owner: &std:
 /// the huge page's reach in the TLB.
 fn owned_ports(ports: &[Port], port_owner: &[u16], me: usize) -> Vec<Port> {
     let mut mine: Vec<Port> = bytemuck::zeroed_vec(ports.len());
-    let base = mine.as_ptr() as usize;
-    let huge_page = |q: usize| (base + q * std::mem::size_of::<Port>()) / HUGE_PAGE_BYTES;
-    let mut start = 0;
-    while start < ports.len() {
-        let page = huge_page(start);
-        let end = (start..ports.len())
-            .find(|&q| huge_page(q) != page)
-            .unwrap_or(ports.len());
-        let own = (start..end).filter(|&q| port_owner[q] as usize == me);
-        if 2 * own.count() < end - start {
-            small_pages(&mine[start..end]);
+    for block in huge_page_blocks(&mine) {
+        let own = block.clone().filter(|&q| port_owner[q] as usize == me);
+        if 2 * own.count() < block.len() {
+            small_pages(&mine[block]);
         }
-        start = end;
     }
     for (q, port) in ports.iter().enumerate() {
         if port_owner[q] as usize == me {
@@ -430,6 +422,23 @@ fn owned_ports(ports: &[Port], port_owner: &[u16], me: usize) -> Vec<Port> {
         }
     }
     mine
+}
+
+/// The index ranges of `v` whose entries start in the same huge page, in order.
+fn huge_page_blocks<T>(v: &[T]) -> Vec<std::ops::Range<usize>> {
+    let huge_page =
+        |i: usize| (v.as_ptr() as usize + i * std::mem::size_of::<T>()) / HUGE_PAGE_BYTES;
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    while start < v.len() {
+        let page = huge_page(start);
+        let end = (start..v.len())
+            .find(|&i| huge_page(i) != page)
+            .unwrap_or(v.len());
+        blocks.push(start..end);
+        start = end;
+    }
+    blocks
 }
 
 /// The barrier between windows. It spins (a window is short, and a sleeping thread would take
@@ -518,8 +527,14 @@ impl Parallel {
             .collect();
         // The other partitions start as copies of the build (the same for all of them, and a
         // copy costs a fraction of it: no routes, no flow generation). Each keeps the ports it
-        // owns; the others stay zeroed, untouched memory (`Port`).
+        // owns; the others stay zeroed, untouched memory (`Port`). Each queues the events it
+        // owns, taken from the build's queue in their order.
         let ports = std::mem::take(&mut first.ports);
+        let mut events = Vec::new();
+        while let Some(e) = first.q.pop() {
+            events.push(e);
+        }
+        first.q = EventQueue::default();
         let owned = |i: usize| owned_ports(&ports, &port_owner, i);
         let copiers = threads.clamp(1, parts);
         let per_copier = (parts - 1).div_ceil(copiers).max(1);
@@ -553,7 +568,7 @@ impl Parallel {
         let lookahead_ps = windows.len_ps;
         let stop_ps = first.stop_ps;
         for (i, sim) in sims.iter_mut().enumerate() {
-            make_part(sim, i, parts, &port_owner);
+            make_part(sim, i, parts, &port_owner, &events);
         }
         Parallel {
             shared: Arc::new(Shared {
@@ -987,16 +1002,25 @@ impl Parallel {
         let (first, rest) = parts.split_at_mut(1);
         let base = &mut first[0];
         let other = |o: u16| o as usize - 1;
-        for q in 0..base.ports.len() {
-            let o = port_owner[q];
-            if o != 0 {
-                let from = &mut rest[other(o)];
-                std::mem::swap(&mut base.ports[q], &mut from.ports[q]);
-                if !base.sw_parts.is_empty() {
-                    base.sw_parts.swap_at(&mut from.sw_parts, q);
-                    base.port_timers[q] = from.port_timers[q];
+        // A huge page at a time, and each page of a partition's port array given back once its
+        // ports are taken: partition 0's array becomes the only one that holds every port,
+        // without the others' on top of it. What a partition gets in return is partition 0's
+        // zeroed entries (it never touched the others' ports).
+        for (i, from) in rest.iter_mut().enumerate() {
+            let o = i as u16 + 1;
+            for block in huge_page_blocks(&from.ports) {
+                for q in block.clone().filter(|&q| port_owner[q] == o) {
+                    std::mem::swap(&mut base.ports[q], &mut from.ports[q]);
+                    if !base.sw_parts.is_empty() {
+                        base.sw_parts.swap_at(&mut from.sw_parts, q);
+                        base.port_timers[q] = from.port_timers[q];
+                    }
                 }
+                zero_and_release(&mut from.ports[block]);
             }
+            // SAFETY: length 0 is within the capacity. The entries are zero values, which own
+            // nothing: they are freed without being read (reading faults the pages back in).
+            unsafe { from.ports.set_len(0) };
         }
         let host_owner: Vec<u16> = base
             .hosts

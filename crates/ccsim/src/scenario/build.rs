@@ -93,7 +93,7 @@ impl Scenario {
             q: EventQueue::default(),
             pkts: Arena::default(),
             ports: fab.ports,
-            topo,
+            topo: std::sync::Arc::new(topo),
             switch_index: fab.switch_index,
             host_index: fab.host_index,
             switches,

@@ -39,6 +39,38 @@ pub fn small_pages<T>(block: &[T]) {
     let _ = block;
 }
 
+/// Make `block` all zero bytes, forgetting its values (they are not dropped: they should own
+/// nothing), and give its whole pages back to the OS (Linux), which maps zeros in again if they
+/// are touched: for a large array whose entries have moved elsewhere, so that its memory goes
+/// as they leave rather than when the array is dropped.
+pub fn zero_and_release<T: bytemuck::Zeroable>(block: &mut [T]) {
+    let bytes = std::mem::size_of_val(block);
+    let base = block.as_mut_ptr().cast::<u8>();
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let (at, end) = (base as usize, base as usize + bytes);
+        let (first, last) = (at.next_multiple_of(PAGE), end / PAGE * PAGE);
+        if last > first {
+            // SAFETY: `block` is borrowed mutably and all-zero bytes are a `T` (`Zeroable`).
+            // The edges are zeroed by hand; the pages between are private anonymous memory
+            // (a Vec's), which MADV_DONTNEED drops and maps back in as zeros.
+            unsafe {
+                std::ptr::write_bytes(base, 0, first - at);
+                std::ptr::write_bytes(last as *mut u8, 0, end - last);
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_DONTNEED,
+                );
+            }
+            return;
+        }
+    }
+    // SAFETY: as above, without pages to give back.
+    unsafe { std::ptr::write_bytes(base, 0, bytes) };
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use super::HUGE_PAGE_BYTES;
@@ -195,6 +227,21 @@ mod tests {
             let z = a.alloc_zeroed(big);
             assert!((0..big.size()).all(|i| *z.add(i) == 0));
             a.dealloc(z, big);
+        }
+    }
+
+    /// The released part reads as zero (its whole pages handed back, its edges zeroed by hand)
+    /// and nothing beside it changes, on an unaligned range of a block large enough for whole
+    /// pages, and on one too small for any.
+    #[test]
+    fn zero_and_release_zeroes_exactly_the_block() {
+        for range in [1234..250_001, 10..20] {
+            let mut v: Vec<u64> = (1..=300_000).collect();
+            zero_and_release(&mut v[range.clone()]);
+            for (i, &x) in v.iter().enumerate() {
+                let want = if range.contains(&i) { 0 } else { i as u64 + 1 };
+                assert_eq!(x, want, "entry {i} after releasing {range:?}");
+            }
         }
     }
 }
