@@ -85,9 +85,9 @@ mod linux {
             .flatten()
     }
 
-    /// A fresh zeroed mapping of `len` bytes (a multiple of 2 MiB) aligned to 2 MiB; null if
-    /// the system has no memory for it.
-    fn map(len: usize) -> *mut u8 {
+    /// A fresh zeroed mapping of `len` bytes (a multiple of 2 MiB) aligned to 2 MiB, for a
+    /// block of `size` bytes (`advise`); null if the system has no memory for it.
+    fn map(size: usize, len: usize) -> *mut u8 {
         let Some(over) = len.checked_add(HUGE_PAGE_BYTES) else {
             return std::ptr::null_mut();
         };
@@ -109,9 +109,29 @@ mod linux {
             if head < HUGE_PAGE_BYTES {
                 libc::munmap(p.add(len).cast(), HUGE_PAGE_BYTES - head);
             }
-            // A hint: where the kernel has no huge pages, the block keeps small ones.
-            libc::madvise(p.cast(), len, libc::MADV_HUGEPAGE);
+            advise(p, size, len);
             p
+        }
+    }
+
+    /// Put the mapping of `len` bytes at `p` that holds a block of `size` bytes on huge pages,
+    /// except a last huge page the block fills less than half: that one keeps small pages, so
+    /// that the rest of it, never touched, is not resident (a 2.1 MB array would otherwise hold
+    /// 4 MB). A hint: where the kernel has no huge pages, the block keeps small ones.
+    fn advise(p: *mut u8, size: usize, len: usize) {
+        let rest = size % HUGE_PAGE_BYTES;
+        let huge = if rest > 0 && rest < HUGE_PAGE_BYTES / 2 {
+            len - HUGE_PAGE_BYTES
+        } else {
+            len
+        };
+        // SAFETY: advice on whole pages of a mapping of `len` bytes at `p`; it changes how
+        // they are backed, never their contents.
+        unsafe {
+            libc::madvise(p.cast(), huge, libc::MADV_HUGEPAGE);
+            if huge < len {
+                libc::madvise(p.add(huge).cast(), len - huge, libc::MADV_NOHUGEPAGE);
+            }
         }
     }
 
@@ -120,16 +140,18 @@ mod linux {
         unsafe { libc::munmap(p.cast(), len) };
     }
 
-    /// Resize a block of `map` from `old` to `new` bytes, moving its pages rather than copying
-    /// its contents; null (the old block intact) if the system has no memory for it.
-    unsafe fn remap(p: *mut u8, old: usize, new: usize) -> *mut u8 {
+    /// Resize a block of `map` from a mapping of `old` bytes to one of `new` bytes holding
+    /// `size`, moving its pages rather than copying its contents; null (the old block intact)
+    /// if the system has no memory for it.
+    unsafe fn remap(p: *mut u8, old: usize, new: usize, size: usize) -> *mut u8 {
         if new < old {
             unsafe { unmap(p.add(new), old - new) };
         }
         if new <= old {
+            advise(p, size, new);
             return p;
         }
-        let q = map(new);
+        let q = map(size, new);
         if q.is_null() {
             return q;
         }
@@ -141,6 +163,8 @@ mod linux {
             unsafe { unmap(q, new) };
             return std::ptr::null_mut();
         }
+        // The old pages brought their own advice along.
+        advise(q, size, new);
         q
     }
 
@@ -149,14 +173,14 @@ mod linux {
     unsafe impl GlobalAlloc for HugePageAlloc {
         unsafe fn alloc(&self, l: Layout) -> *mut u8 {
             match huge_len(l) {
-                Some(len) => map(len),
+                Some(len) => map(l.size(), len),
                 None => unsafe { System.alloc(l) },
             }
         }
 
         unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
             match huge_len(l) {
-                Some(len) => map(len),
+                Some(len) => map(l.size(), len),
                 None => unsafe { System.alloc_zeroed(l) },
             }
         }
@@ -174,7 +198,7 @@ mod linux {
             };
             match (huge_len(l), huge_len(new)) {
                 (None, None) => unsafe { System.realloc(p, l, new_size) },
-                (Some(old_len), Some(new_len)) => unsafe { remap(p, old_len, new_len) },
+                (Some(old_len), Some(new_len)) => unsafe { remap(p, old_len, new_len, new_size) },
                 // Crossing the threshold: copy between a small block and a mapping.
                 _ => unsafe {
                     let q = self.alloc(new);
