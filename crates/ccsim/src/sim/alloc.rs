@@ -254,6 +254,58 @@ mod tests {
         }
     }
 
+    /// A block that fills less than half of its last huge page keeps small pages there, and
+    /// huge pages before it; one that fills more than half keeps huge pages to its end (Linux
+    /// with transparent huge pages: the advice read back from the mapping's flags).
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_short_tail_keeps_small_pages() {
+        if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+            return;
+        }
+        // The advice of the mapping holding address `at`: "hg", "nh" or neither.
+        let flags = |at: usize| {
+            let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+            let mut inside = false;
+            for line in smaps.lines() {
+                if let Some((range, _)) = line.split_once(' ') {
+                    if let Some((a, b)) = range.split_once('-') {
+                        if let (Ok(a), Ok(b)) =
+                            (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+                        {
+                            inside = a <= at && at < b;
+                            continue;
+                        }
+                    }
+                }
+                if inside && line.starts_with("VmFlags:") {
+                    let words: Vec<&str> = line.split_whitespace().collect();
+                    return ["hg", "nh"].into_iter().find(|f| words.contains(f));
+                }
+            }
+            None
+        };
+        let a = HugePageAlloc;
+        for (size, tail) in [
+            (HUGE_PAGE_BYTES + HUGE_PAGE_BYTES / 4, Some("nh")),
+            (HUGE_PAGE_BYTES + 3 * HUGE_PAGE_BYTES / 4, Some("hg")),
+        ] {
+            let l = Layout::from_size_align(size, 8).unwrap();
+            unsafe {
+                let p = a.alloc(l);
+                assert!(!p.is_null());
+                assert_eq!(
+                    flags(p as usize),
+                    Some("hg"),
+                    "{size} bytes: first huge page"
+                );
+                let last = p as usize + HUGE_PAGE_BYTES;
+                assert_eq!(flags(last), tail, "{size} bytes: last huge page");
+                a.dealloc(p, l);
+            }
+        }
+    }
+
     /// The released part reads as zero (its whole pages handed back, its edges zeroed by hand)
     /// and nothing beside it changes, on an unaligned range of a block large enough for whole
     /// pages, and on one too small for any.
