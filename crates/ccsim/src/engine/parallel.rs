@@ -410,21 +410,26 @@ fn make_part(
     }));
 }
 
-/// Partition `me`'s ports: a copy of those it owns, the others zeroed and untouched (`Port`). A
+/// Partition `me`'s entries of a per-port array (the ports, their random streams and timer
+/// epochs): a copy of those of the ports it owns, the others zeroed and untouched (`Port`). A
 /// huge page of the array of which it owns less than half gets small pages, so that the
-/// others' ports around its own are not resident; where it owns more, a packet's hops keep
+/// others' entries around its own are not resident; where it owns more, a packet's hops keep
 /// the huge page's reach in the TLB.
-fn owned_ports(ports: &[Port], port_owner: &[u16], me: usize) -> Vec<Port> {
-    let mut mine: Vec<Port> = bytemuck::zeroed_vec(ports.len());
+fn owned_ports<T: bytemuck::Zeroable + Clone>(
+    per_port: &[T],
+    port_owner: &[u16],
+    me: usize,
+) -> Vec<T> {
+    let mut mine: Vec<T> = bytemuck::zeroed_vec(per_port.len());
     for block in huge_page_blocks(&mine) {
         let own = block.clone().filter(|&q| port_owner[q] as usize == me);
         if 2 * own.count() < block.len() {
             small_pages(&mine[block]);
         }
     }
-    for (q, port) in ports.iter().enumerate() {
+    for (q, entry) in per_port.iter().enumerate() {
         if port_owner[q] as usize == me {
-            mine[q] = port.clone();
+            mine[q] = entry.clone();
         }
     }
     mine
@@ -541,7 +546,14 @@ impl Parallel {
             events.push(e);
         }
         first.q = EventQueue::default();
-        let owned = |i: usize| owned_ports(&ports, &port_owner, i);
+        let (streams, timers) = (&first.streams.ports, &first.port_timers);
+        let owned = |i: usize| {
+            (
+                owned_ports(&ports, &port_owner, i),
+                owned_ports(streams, &port_owner, i),
+                owned_ports(timers, &port_owner, i),
+            )
+        };
         let copiers = threads.clamp(1, parts);
         let per_copier = (parts - 1).div_ceil(copiers).max(1);
         let mut copies: Vec<Option<Simulation>> = (1..parts).map(|_| None).collect();
@@ -551,13 +563,14 @@ impl Parallel {
                 scope.spawn(move || {
                     for (j, slot) in chunk.iter_mut().enumerate() {
                         let mut sim = first.clone();
-                        sim.ports = owned(1 + c * per_copier + j);
+                        (sim.ports, sim.streams.ports, sim.port_timers) =
+                            owned(1 + c * per_copier + j);
                         *slot = Some(sim);
                     }
                 });
             }
         });
-        first.ports = owned(0);
+        (first.ports, first.streams.ports, first.port_timers) = owned(0);
         drop(ports);
         let mut sims = vec![first];
         sims.extend(copies.into_iter().map(|c| c.expect("copied")));

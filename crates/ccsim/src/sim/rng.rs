@@ -76,8 +76,9 @@ fn scaled(bits: u64, n: u64) -> u64 {
 }
 
 /// The random stream of one entity (SplitMix64: 8 bytes, so every port and flow can own one).
-/// Seeded from (seed, stream, entity) alone.
-#[derive(Clone, Copy, Debug)]
+/// Seeded from (seed, stream, entity) alone. Zero bytes are a valid state (a partition's
+/// entries of the ports it does not own, never drawn from).
+#[derive(Clone, Copy, Debug, bytemuck::Zeroable)]
 pub struct Stream(u64);
 
 impl Stream {
