@@ -183,7 +183,11 @@ fn the_collectives_table_measures_each_iteration_against_its_bandwidth_term() {
         assert!((1.05..1.15).contains(&slowdown), "slowdown {slowdown}");
     }
     let start = common::column(&r, "collectives", "start_ps");
-    let first_end = sim.flows[..112].iter().map(|f| f.finish_ps).max().unwrap() as f64;
+    let first_end = sim.flows.all()[..112]
+        .iter()
+        .map(|f| f.finish_ps)
+        .max()
+        .unwrap() as f64;
     assert!(
         start[1] > first_end + 20e6 - 2.1e6,
         "the gap: {} vs {first_end}",
@@ -250,8 +254,8 @@ fn an_all_to_all_delivers_every_pair_and_a_skewed_one_loads_its_hot_hosts() {
     let (_, sim, _) = common::run(&format!(
         "{STAR}[[workload]]\nkind = \"alltoall\"\nsize = \"100KB\"\niterations = 2\n"
     ));
-    for f in &sim.flows[56..] {
-        let last_in = (sim.flows[..56].iter())
+    for f in &sim.flows.all()[56..] {
+        let last_in = (sim.flows.all()[..56].iter())
             .filter(|g| g.dst == f.src)
             .map(|g| g.finish_ps)
             .max()

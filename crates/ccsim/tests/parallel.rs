@@ -329,8 +329,8 @@ fn threads_are_checked_and_a_trace_needs_one() {
         warned.contains("partitions: the run has one thread"),
         "{warned}"
     );
-    // One run fits in 30 KB; two partitions (one per thread), each with its copy of the flows
-    // and the fabric's state beside the ports held once, do not.
+    // One run fits in 30 KB; two partitions (one per thread), each with its copy of the
+    // fabric's state beside the ports held once and the flows held by their ends, do not.
     let small = format!("memory_limit = \"30KB\"\n{base}");
     common::run(&small);
     let sc = Scenario::load(&small, std::path::Path::new("."), None, &[]).unwrap();

@@ -60,6 +60,8 @@ pub(crate) struct RxHost<'a> {
 pub struct FlowCtx<'a, const SENDER: bool> {
     pub now_ps: u64,
     pub(super) flow_id: u32,
+    /// The flow's place in the simulation's per-flow arrays (`transport::Flows::slot`).
+    pub(super) slot: u32,
     pub(super) f: &'a mut Flow,
     q: &'a mut EventQueue,
     out: &'a mut Vec<CtrlMsg>,
@@ -79,7 +81,7 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
     #[inline(always)]
     pub(crate) fn new(
         now_ps: u64,
-        flow_id: u32,
+        (flow_id, slot): (u32, u32),
         f: &'a mut Flow,
         q: &'a mut EventQueue,
         out: &'a mut Vec<CtrlMsg>,
@@ -88,6 +90,7 @@ impl<'a, const SENDER: bool> FlowCtx<'a, SENDER> {
         FlowCtx {
             now_ps,
             flow_id,
+            slot,
             f,
             q,
             out,
@@ -519,7 +522,7 @@ impl TestFlow {
     pub fn tx(&mut self, now_ps: u64) -> Tx<'_> {
         Tx::new(
             now_ps,
-            0,
+            (0, 0),
             &mut self.f,
             &mut self.q,
             &mut self.out,
@@ -530,7 +533,7 @@ impl TestFlow {
     pub fn rx(&mut self, now_ps: u64) -> Rx<'_> {
         Rx::new(
             now_ps,
-            0,
+            (0, 0),
             &mut self.f,
             &mut self.q,
             &mut self.out,

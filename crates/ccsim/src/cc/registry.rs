@@ -62,13 +62,27 @@ macro_rules! states_impl {
 macro_rules! swap_impl {
     ($name:ident, $($(#[$m:meta])* $v:ident),+) => {
         impl $name {
-            /// Exchange state `i` with `other`'s (merging the partitions of a parallel run:
-            /// each state is taken from the partition that owns it).
-            pub(crate) fn swap_at(&mut self, other: &mut Self, i: usize) {
+            /// Exchange state `i` with `other`'s state `j` (merging the partitions of a
+            /// parallel run: each state is taken from the partition that owns it).
+            pub(crate) fn swap_at(&mut self, i: usize, other: &mut Self, j: usize) {
                 match (self, other) {
-                    $($(#[$m])* ($name::$v(a), $name::$v(b)) => std::mem::swap(&mut a[i], &mut b[i]),)+
+                    $($(#[$m])* ($name::$v(a), $name::$v(b)) => std::mem::swap(&mut a[i], &mut b[j]),)+
                     #[allow(unreachable_patterns)]
                     _ => unreachable!("state of another scheme"),
+                }
+            }
+        }
+    };
+}
+
+/// `picked` of the registry's per-flow state arrays.
+macro_rules! pick_impl {
+    ($name:ident, $($(#[$m:meta])* $v:ident),+) => {
+        impl $name {
+            /// Copies of the states of flows `ids`, in that order (a partition's flows).
+            pub(crate) fn picked(&self, ids: &[u32]) -> Self {
+                match self {
+                    $($(#[$m])* $name::$v(a) => $name::$v(ids.iter().map(|&i| a[i as usize].clone()).collect()),)+
                 }
             }
         }
@@ -91,11 +105,11 @@ macro_rules! registry {
         /// Typed parameters of the run's scheme.
         #[derive(Clone, Debug)]
         pub enum CcParams { $($(#[$m])* $v(<$module::$t as Scheme>::Params)),+ }
-        /// Every flow's sender state, indexed by flow id: one array of the run's scheme's own
+        /// Every flow's sender state, indexed by the flow's place (`transport::Flows::slot`): one array of the run's scheme's own
         /// type, so a state takes its own size, not the largest scheme's.
         #[derive(Clone, Debug)]
         pub enum SenderStates { $($(#[$m])* $v(Vec<<$module::$t as Scheme>::Sender>)),+ }
-        /// Every flow's receiver state, indexed by flow id.
+        /// Every flow's receiver state, indexed as the sender states.
         #[derive(Clone, Debug)]
         pub enum ReceiverStates { $($(#[$m])* $v(Vec<<$module::$t as Scheme>::Receiver>)),+ }
         /// Every host's receiver state, indexed by host id.
@@ -112,6 +126,8 @@ macro_rules! registry {
         states_impl!(ReceiverStates, $($(#[$m])* $v),+);
         states_impl!(SwitchStates, $($(#[$m])* $v),+);
         swap_impl!(SenderStates, $($(#[$m])* $v),+);
+        pick_impl!(SenderStates, $($(#[$m])* $v),+);
+        pick_impl!(ReceiverStates, $($(#[$m])* $v),+);
         swap_impl!(ReceiverStates, $($(#[$m])* $v),+);
         swap_impl!(HostRxStates, $($(#[$m])* $v),+);
         swap_impl!(SwitchStates, $($(#[$m])* $v),+);
@@ -173,7 +189,7 @@ macro_rules! registry {
             }
 
             pub(crate) fn on_start(&self, s: &mut SenderStates, tx: &mut Tx) {
-                let i = tx.flow_id as usize;
+                let i = tx.slot as usize;
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_start(&mut s[i], p, tx),)+
                     _ => unreachable!("state of another scheme"),
@@ -181,14 +197,14 @@ macro_rules! registry {
             }
             #[inline]
             pub(crate) fn on_ack(&self, s: &mut SenderStates, tx: &mut Tx, ack: &AckInfo) {
-                let i = tx.flow_id as usize;
+                let i = tx.slot as usize;
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_ack(&mut s[i], p, tx, ack),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             pub(crate) fn on_ctrl(&self, s: &mut SenderStates, tx: &mut Tx, c: &CtrlInfo) {
-                let i = tx.flow_id as usize;
+                let i = tx.slot as usize;
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_ctrl(&mut s[i], p, tx, c),)+
                     _ => unreachable!("state of another scheme"),
@@ -196,28 +212,28 @@ macro_rules! registry {
             }
             #[inline]
             pub(crate) fn on_send(&self, s: &mut SenderStates, tx: &mut Tx, d: &mut DataOut) {
-                let i = tx.flow_id as usize;
+                let i = tx.slot as usize;
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_send(&mut s[i], p, tx, d),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             pub(crate) fn on_sender_timer(&self, s: &mut SenderStates, tx: &mut Tx, kind: u8) {
-                let i = tx.flow_id as usize;
+                let i = tx.slot as usize;
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_timer(&mut s[i], p, tx, kind),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             pub(crate) fn on_finish(&self, s: &mut SenderStates, tx: &mut Tx) {
-                let i = tx.flow_id as usize;
+                let i = tx.slot as usize;
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_finish(&mut s[i], p, tx),)+
                     _ => unreachable!("state of another scheme"),
                 }
             }
             pub(crate) fn on_timeout(&self, s: &mut SenderStates, tx: &mut Tx) {
-                let i = tx.flow_id as usize;
+                let i = tx.slot as usize;
                 match (self, s) {
                     $($(#[$m])* (CcParams::$v(p), SenderStates::$v(s)) => SenderPart::on_timeout(&mut s[i], p, tx),)+
                     _ => unreachable!("state of another scheme"),
@@ -227,7 +243,7 @@ macro_rules! registry {
             pub(crate) fn on_data(
                 &self, s: &mut ReceiverStates, h: &mut HostRxStates, rx: &mut Rx, d: &DataInfo,
             ) {
-                let (i, host) = (rx.flow_id as usize, rx.f.dst as usize);
+                let (i, host) = (rx.slot as usize, rx.f.dst as usize);
                 match (self, s, h) {
                     $($(#[$m])* (CcParams::$v(p), ReceiverStates::$v(s), HostRxStates::$v(h)) =>
                         ReceiverPart::on_data(&mut s[i], &mut h[host], p, rx, d),)+
@@ -237,7 +253,7 @@ macro_rules! registry {
             pub(crate) fn on_receiver_ctrl(
                 &self, s: &mut ReceiverStates, h: &mut HostRxStates, rx: &mut Rx, c: &CtrlInfo,
             ) {
-                let (i, host) = (rx.flow_id as usize, rx.f.dst as usize);
+                let (i, host) = (rx.slot as usize, rx.f.dst as usize);
                 match (self, s, h) {
                     $($(#[$m])* (CcParams::$v(p), ReceiverStates::$v(s), HostRxStates::$v(h)) =>
                         ReceiverPart::on_ctrl(&mut s[i], &mut h[host], p, rx, c),)+
@@ -253,7 +269,7 @@ macro_rules! registry {
             pub(crate) fn on_receiver_timer(
                 &self, s: &mut ReceiverStates, h: &mut HostRxStates, rx: &mut Rx, kind: u8,
             ) {
-                let (i, host) = (rx.flow_id as usize, rx.f.dst as usize);
+                let (i, host) = (rx.slot as usize, rx.f.dst as usize);
                 match (self, s, h) {
                     $($(#[$m])* (CcParams::$v(p), ReceiverStates::$v(s), HostRxStates::$v(h)) =>
                         ReceiverPart::on_timer(&mut s[i], &mut h[host], p, rx, kind),)+

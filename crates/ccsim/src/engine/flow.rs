@@ -30,9 +30,17 @@ impl Simulation {
         fid: u32,
         hook: impl FnOnce(&CcParams, &mut SenderStates, &mut Tx),
     ) {
-        let f = &mut self.flows[fid as usize];
-        let rng = &mut self.streams.senders[fid as usize];
-        let mut tx = Tx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out, rng);
+        let i = self.flows.slot(fid);
+        let f = self.flows.at_mut(i);
+        let rng = &mut self.streams.senders[i];
+        let mut tx = Tx::new(
+            self.now_ps,
+            (fid, i as u32),
+            f,
+            &mut self.q,
+            &mut self.ctrl_out,
+            rng,
+        );
         hook(&self.cc, &mut self.senders, &mut tx);
     }
 
@@ -42,15 +50,17 @@ impl Simulation {
         fid: u32,
         hook: impl FnOnce(&CcParams, &mut ReceiverStates, &mut HostRxStates, &mut Rx),
     ) {
-        let f = &mut self.flows[fid as usize];
+        let i = self.flows.slot(fid);
+        let f = self.flows.at_mut(i);
         let h = &mut self.hosts[f.dst as usize];
         let host = RxHost {
             timers: &mut h.timers,
             inbound: &h.inbound,
         };
-        let rng = &mut self.streams.receivers[fid as usize];
+        let rng = &mut self.streams.receivers[i];
+        let id = (fid, i as u32);
         let mut rx =
-            Rx::new(self.now_ps, fid, f, &mut self.q, &mut self.ctrl_out, rng).with_host(host);
+            Rx::new(self.now_ps, id, f, &mut self.q, &mut self.ctrl_out, rng).with_host(host);
         hook(&self.cc, &mut self.receivers, &mut self.host_rx, &mut rx);
     }
 
@@ -205,7 +215,7 @@ impl Simulation {
         );
         (a.seq, a.mark, a.ts_ps) = (seq, mark, ts_ps);
         if self.s.has_receiver {
-            a.hdr = self.cc.ack_hdr(&self.receivers, fid as usize);
+            a.hdr = self.cc.ack_hdr(&self.receivers, self.flows.slot(fid));
         }
         a
     }
@@ -243,7 +253,8 @@ impl Simulation {
     fn receive_data(&mut self, p: &Packet, pkt: u32) {
         let now = self.now_ps;
         let fid = p.flow;
-        let f = &mut self.flows[fid as usize];
+        let i = self.flows.slot(fid);
+        let f = self.flows.at_mut(i);
         let dst = f.dst;
         let trimmed = p.payload_bytes == 0;
         let in_order = !trimmed && p.seq == f.rcv_nxt;
@@ -252,10 +263,10 @@ impl Simulation {
             f.rx_since_ack += 1;
             f.mark_since_ack = f.mark_since_ack.merge(p.mark);
             self.metrics.delivered_bytes += p.payload_bytes as u64;
-            if self.flows[fid as usize].ooo.is_some() {
+            if f.ooo.is_some() {
                 self.deliver_held(fid);
             }
-            let f = &self.flows[fid as usize];
+            let f = self.flows.at(i);
             if !self.deps.is_empty() && !f.long_lived && f.rcv_nxt >= f.size_bytes {
                 self.flow_arrived(fid);
             }
@@ -276,7 +287,7 @@ impl Simulation {
             };
             self.receiver_hook(fid, |cc, s, h, rx| cc.on_data(s, h, rx, &info));
         }
-        let f = &mut self.flows[fid as usize];
+        let f = self.flows.at_mut(i);
         let rcv_nxt = f.rcv_nxt;
         let idx = (p.seq / self.s.mtu_payload_bytes as u64) as u32;
         let reply = if in_order {
@@ -369,7 +380,8 @@ impl Simulation {
     fn receive_ack(&mut self, p: &Packet, pkt: u32) {
         let now = self.now_ps;
         let fid = p.flow;
-        let f = &mut self.flows[fid as usize];
+        let i = self.flows.slot(fid);
+        let f = self.flows.at_mut(i);
         if f.finished {
             return;
         }
@@ -387,7 +399,7 @@ impl Simulation {
         }
         // A go-back (a NACK, a timeout) can point below what a later ACK has since covered:
         // never resend what the receiver has, never count negative bytes in flight.
-        let f = &mut self.flows[fid as usize];
+        let f = self.flows.at_mut(i);
         f.snd_nxt = f.snd_nxt.max(f.snd_una);
         let int = if self.s.int_enabled && p.sub > 0 {
             &self.ints[pkt as usize].hops[..p.sub as usize]
@@ -406,9 +418,16 @@ impl Simulation {
                 .then(|| (p.aux & !SACK_TRIMMED) as u64 * self.s.mtu_payload_bytes as u64),
             trimmed: p.aux != NO_SACK && p.aux & SACK_TRIMMED != 0,
         };
-        let f = &mut self.flows[fid as usize];
-        let rng = &mut self.streams.senders[fid as usize];
-        let mut tx = Tx::new(now, fid, f, &mut self.q, &mut self.ctrl_out, rng);
+        let f = self.flows.at_mut(i);
+        let rng = &mut self.streams.senders[i];
+        let mut tx = Tx::new(
+            now,
+            (fid, i as u32),
+            f,
+            &mut self.q,
+            &mut self.ctrl_out,
+            rng,
+        );
         self.cc.on_ack(&mut self.senders, &mut tx, &ack);
         self.after_sender_feedback(fid);
     }

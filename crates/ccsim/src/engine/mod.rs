@@ -28,7 +28,7 @@ use crate::net::{Arena, IntStack, PktKind, Port};
 use crate::sim::{Event, EventQueue, RawEvent, Stream, TimerOwner, TAG_ARRIVE, TAG_TX_DONE};
 use crate::topo::{Routes, Topology};
 use crate::transport::loss::Recovery;
-use crate::transport::Flow;
+use crate::transport::{Flow, Flows};
 
 /// How many events ahead the run loop prefetches a coming event's packet and port
 /// (`Simulation::prefetch`); then, on a fabric too large to stay cached, what they point to
@@ -244,7 +244,8 @@ fn open_flows<'a>(flows: impl Iterator<Item = &'a Flow>) -> String {
 pub struct Streams {
     /// Per port: RED, the trimming coin and the scheme's switch part.
     pub ports: Vec<Stream>,
-    /// Per flow: its sender's hooks, and its receiver's.
+    /// Per flow (by its place, `transport::Flows::slot`): its sender's hooks, and its
+    /// receiver's.
     pub senders: Vec<Stream>,
     pub receivers: Vec<Stream>,
     /// Per host: its host timer hooks.
@@ -268,7 +269,10 @@ pub struct Simulation {
     pub hosts: Vec<HostState>,
     /// Read only once built: the partitions of a parallel run share one table.
     pub routes: std::sync::Arc<Routes>,
-    pub flows: Vec<Flow>,
+    pub flows: Flows,
+    /// Every flow's (source, destination) host by id, all that a switch reads of a flow: a
+    /// partition's switches forward flows it does not hold. Read only once built.
+    pub flow_ends: std::sync::Arc<[(u32, u32)]>,
     /// The run's scheme and its parameters; every hook is called through it.
     pub cc: CcParams,
     /// Scheme state: per flow (sender, receiver), per host, per port (empty without a switch
@@ -587,12 +591,12 @@ impl Simulation {
                 let ack = self.s.ack_priority as usize % crate::net::NUM_PRIO;
                 crate::sim::prefetch(&nic.prios[ack]);
                 if self.s.has_receiver {
-                    self.receivers.prefetch(p.flow as usize);
+                    self.receivers.prefetch(self.flows.slot(p.flow));
                 }
             }
             PktKind::Ack | PktKind::Nack => {
                 crate::sim::prefetch(&f.ctl);
-                self.senders.prefetch(p.flow as usize);
+                self.senders.prefetch(self.flows.slot(p.flow));
                 // The INT records the scheme reads (HPCC).
                 if let Some(int) = self.ints.get(pkt as usize) {
                     for h in int.hops.iter().step_by(2) {

@@ -38,8 +38,9 @@ impl Simulation {
         // Next turn goes to the flow after this one; a flow with nothing left to send leaves
         // the list (a NACK, a timeout or a new flow puts flows back through `activate`).
         let h = &mut self.hosts[hid];
-        if self.flows[fid as usize].all_sent() {
-            self.flows[fid as usize].in_active = false;
+        let f = &mut self.flows[fid as usize];
+        if f.all_sent() {
+            f.in_active = false;
             h.active.remove(idx);
             h.rr = if h.active.is_empty() {
                 0
@@ -109,7 +110,8 @@ impl Simulation {
     /// sender's pre-transmit hook (`on_send`) may set its scheme header and path key.
     fn make_data_packet(&mut self, fid: u32) -> u32 {
         let now = self.now_ps;
-        let f = &mut self.flows[fid as usize];
+        let i = self.flows.slot(fid);
+        let f = self.flows.at_mut(i);
         let rtx = f.rtx_seq;
         let seq = if rtx != u64::MAX { rtx } else { f.snd_nxt };
         let payload = (f.size_bytes - seq).min(self.s.mtu_payload_bytes as u64) as u32;
@@ -126,7 +128,7 @@ impl Simulation {
         } else {
             f.snd_nxt += payload as u64;
         }
-        let f = &mut self.flows[fid as usize];
+        let f = self.flows.at_mut(i);
         f.tx_bytes += size as u64;
         let gap_ps = crate::sim::tx_time_ps(size as u64, f.ctl.rate_bps);
         f.ctl.next_avail_ps = now + crate::sim::cut_to_ns(gap_ps, self.s.tx_floor_ns);

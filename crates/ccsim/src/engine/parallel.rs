@@ -11,7 +11,7 @@
 //! or PFC frame on a cut link (`Port::cut`): `transmit` puts it in an outbox instead of the
 //! queue. A partition's port array holds only its own ports; the others' entries are zeroed
 //! memory it never touches (`owned_ports`), so the fabric's ports are resident once, not once
-//! per partition.
+//! per partition. It holds only its flows (`transport::Flows`), found by id through a table.
 //!
 //! Synchronization is conservative, in windows (`engine::Windows`): a packet sent at t on a
 //! cut link arrives at t + serialization + propagation >= t + L, where L (`window_ps`) is the
@@ -27,13 +27,16 @@
 //! coordinator does, so each partition runs exactly the single run's events of what it owns,
 //! in the same order. Threads only decide which core runs a partition.
 
+use crate::cc::{ReceiverStates, SenderStates};
 use crate::engine::{SimError, Simulation, Watchdog, Windows};
 use crate::metrics::{Metrics, SyncStats};
 use crate::net::pfc::DeadlockDetector;
 use crate::net::{Arena, IntHop, IntStack, Packet, PktKind, Port, MAX_INT_HOPS};
 use crate::sim::alloc::{small_pages, zero_and_release, HUGE_PAGE_BYTES};
+use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, TimerOwner};
 use crate::topo::{Layer, Topology};
+use crate::transport::{Flow, Flows};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -339,10 +342,14 @@ pub fn partition(topo: &Topology, most: usize) -> Partitioning {
 
 /// Which partition runs event `ev` of `sim` (None: the coordinator's whole-fabric work; every
 /// partition: `u16::MAX`).
-fn event_owner(sim: &Simulation, port_owner: &[u16], ev: Event) -> Option<u16> {
+fn event_owner(
+    sim: &Simulation,
+    (port_owner, flow_owner): (&[u16], &[(u16, u16)]),
+    ev: Event,
+) -> Option<u16> {
     let host = |h: u32| port_owner[sim.hosts[h as usize].port as usize];
-    let src = |f: u32| host(sim.flows[f as usize].src);
-    let dst = |f: u32| host(sim.flows[f as usize].dst);
+    let src = |f: u32| flow_owner[f as usize].0;
+    let dst = |f: u32| flow_owner[f as usize].1;
     Some(match ev {
         Event::TxDone { port } | Event::Arrive { port, .. } => port_owner[port as usize],
         Event::FlowStart { flow } | Event::FlowStop { flow } | Event::Rto { flow, .. } => src(flow),
@@ -366,7 +373,7 @@ fn make_part(
     sim: &mut Simulation,
     index: usize,
     parts: usize,
-    port_owner: &std::sync::Arc<[u16]>,
+    (port_owner, flow_owner): (&std::sync::Arc<[u16]>, &[(u16, u16)]),
     events: &[(u64, Event)],
 ) {
     let me = index as u16;
@@ -380,13 +387,11 @@ fn make_part(
         }
     }
     for &(t, ev) in events {
-        match event_owner(sim, port_owner, ev) {
+        match event_owner(sim, (port_owner, flow_owner), ev) {
             Some(o) if o == me || o == u16::MAX => sim.q.push(t, ev),
             _ => {}
         }
     }
-    let owns_host =
-        |sim: &Simulation, h: u32| port_owner[sim.hosts[h as usize].port as usize] == me;
     let m = &mut sim.metrics;
     m.queue_ports.retain(|&p| port_owner[p as usize] == me);
     if m.rate_all_flows {
@@ -394,11 +399,9 @@ fn make_part(
         m.rate_flows = (0..sim.flows.len() as u32).collect();
     }
     let mut rate_flows = std::mem::take(&mut sim.metrics.rate_flows);
-    rate_flows.retain(|&f| owns_host(sim, sim.flows[f as usize].src));
+    rate_flows.retain(|&f| flow_owner[f as usize].0 == me);
     sim.metrics.rate_flows = rate_flows;
-    sim.flows_open = (0..sim.flows.len())
-        .filter(|&f| owns_host(sim, sim.flows[f].src))
-        .count();
+    sim.flows_open = flow_owner.iter().filter(|o| o.0 == me).count();
     sim.windows.end_ps = u64::MAX;
     sim.part = Some(Box::new(Part {
         index,
@@ -498,6 +501,8 @@ pub struct Parallel {
 struct Shared {
     parts: Vec<Mutex<Simulation>>,
     port_owner: std::sync::Arc<[u16]>,
+    /// Per flow: the partitions of its sender and of its receiver.
+    flow_owner: Vec<(u16, u16)>,
     /// Crossings sent in a window, slot `(parity * parts + from) * parts + to` where parity
     /// is the window's number mod 2: a window's crossings are taken in at the start of the
     /// next, which sends into the other half meanwhile.
@@ -538,8 +543,14 @@ impl Parallel {
             .collect();
         // The other partitions start as copies of the build (the same for all of them, and a
         // copy costs a fraction of it: no routes, no flow generation). Each keeps the ports it
-        // owns; the others stay zeroed, untouched memory (`Port`). Each queues the events it
-        // owns, taken from the build's queue in their order.
+        // owns; the others stay zeroed, untouched memory (`Port`). Each holds the flows it
+        // sends or receives (`FlowArrays`). Each queues the events it owns, taken from the
+        // build's queue in their order.
+        let host_owner = |h: u32| port_owner[first.hosts[h as usize].port as usize];
+        let flow_owner: Vec<(u16, u16)> = (first.flow_ends.iter())
+            .map(|&(src, dst)| (host_owner(src), host_owner(dst)))
+            .collect();
+        let flow_arrays = FlowArrays::take(&mut first);
         let ports = std::mem::take(&mut first.ports);
         let mut events = Vec::new();
         while let Some(e) = first.q.pop() {
@@ -560,18 +571,21 @@ impl Parallel {
         std::thread::scope(|scope| {
             for (c, chunk) in copies.chunks_mut(per_copier).enumerate() {
                 let (first, owned) = (&first, &owned);
+                let (flow_arrays, flow_owner) = (&flow_arrays, &flow_owner);
                 scope.spawn(move || {
                     for (j, slot) in chunk.iter_mut().enumerate() {
                         let mut sim = first.clone();
-                        (sim.ports, sim.streams.ports, sim.port_timers) =
-                            owned(1 + c * per_copier + j);
+                        let me = 1 + c * per_copier + j;
+                        (sim.ports, sim.streams.ports, sim.port_timers) = owned(me);
+                        flow_arrays.give(&mut sim, flow_owner, me);
                         *slot = Some(sim);
                     }
                 });
             }
         });
         (first.ports, first.streams.ports, first.port_timers) = owned(0);
-        drop(ports);
+        flow_arrays.give(&mut first, &flow_owner, 0);
+        drop((ports, flow_arrays));
         let mut sims = vec![first];
         sims.extend(copies.into_iter().map(|c| c.expect("copied")));
         let first = &sims[0];
@@ -587,12 +601,13 @@ impl Parallel {
         let lookahead_ps = windows.len_ps;
         let stop_ps = first.stop_ps;
         for (i, sim) in sims.iter_mut().enumerate() {
-            make_part(sim, i, parts, &port_owner, &events);
+            make_part(sim, i, parts, (&port_owner, &flow_owner), &events);
         }
         Parallel {
             shared: Arc::new(Shared {
                 parts: sims.into_iter().map(Mutex::new).collect(),
                 port_owner,
+                flow_owner,
                 slots: (0..2 * parts * parts)
                     .map(|_| Mutex::new(Batch::default()))
                     .collect(),
@@ -994,14 +1009,87 @@ impl Shared {
     }
 
     /// Flow `f` as its sender's partition keeps it.
-    fn sender<'a>(
-        &self,
-        sims: &'a [std::sync::MutexGuard<'_, Simulation>],
-        f: usize,
-    ) -> &'a crate::transport::Flow {
-        let src = sims[0].flows[f].src;
-        let o = self.port_owner[sims[0].hosts[src as usize].port as usize];
-        &sims[o as usize].flows[f]
+    fn sender<'a>(&self, sims: &'a [std::sync::MutexGuard<'_, Simulation>], f: usize) -> &'a Flow {
+        &sims[self.flow_owner[f].0 as usize].flows[f]
+    }
+}
+
+/// Every flow of the run, for partition 0 (`parts[0]`) to hold at the end: each from its
+/// sender's partition with the receiver's half from its receiver's, and both ends' scheme
+/// states and random streams.
+fn merge_flows(parts: &mut [Simulation], flow_owner: &[(u16, u16)]) {
+    let n = flow_owner.len();
+    let cc = parts[0].cc.clone();
+    let (mut senders, mut receivers) = (cc.new_senders(n), cc.new_receivers(n));
+    let mut tx_streams: Vec<Stream> = bytemuck::zeroed_vec(n);
+    let mut rx_streams: Vec<Stream> = bytemuck::zeroed_vec(n);
+    let mut flows: Vec<Option<Flow>> = vec![None; n];
+    for (p, sim) in parts.iter_mut().enumerate() {
+        let p = p as u16;
+        for (i, (fid, mut f)) in std::mem::take(&mut sim.flows).into_held().enumerate() {
+            let (so, ro) = flow_owner[fid];
+            if so == p {
+                senders.swap_at(fid, &mut sim.senders, i);
+                tx_streams[fid] = sim.streams.senders[i];
+            }
+            if ro == p {
+                receivers.swap_at(fid, &mut sim.receivers, i);
+                rx_streams[fid] = sim.streams.receivers[i];
+            }
+            flows[fid] = Some(match flows[fid].take() {
+                None => f,
+                Some(mut sent) if ro == p => {
+                    sent.take_receiver_half(&mut f);
+                    sent
+                }
+                Some(mut received) => {
+                    f.take_receiver_half(&mut received);
+                    f
+                }
+            });
+        }
+    }
+    let base = &mut parts[0];
+    base.flows = Flows::from_all(flows.into_iter().map(|f| f.expect("a flow held by none")));
+    (base.senders, base.receivers) = (senders, receivers);
+    (base.streams.senders, base.streams.receivers) = (tx_streams, rx_streams);
+}
+
+/// The build's per-flow arrays, of which each partition holds the entries of the flows it
+/// sends or receives (`Flows`).
+struct FlowArrays {
+    flows: Flows,
+    senders: SenderStates,
+    receivers: ReceiverStates,
+    tx_streams: Vec<Stream>,
+    rx_streams: Vec<Stream>,
+}
+
+impl FlowArrays {
+    /// Take them out of the build `sim`.
+    fn take(sim: &mut Simulation) -> FlowArrays {
+        let (no_senders, no_receivers) = (sim.cc.new_senders(0), sim.cc.new_receivers(0));
+        FlowArrays {
+            flows: std::mem::take(&mut sim.flows),
+            senders: std::mem::replace(&mut sim.senders, no_senders),
+            receivers: std::mem::replace(&mut sim.receivers, no_receivers),
+            tx_streams: std::mem::take(&mut sim.streams.senders),
+            rx_streams: std::mem::take(&mut sim.streams.receivers),
+        }
+    }
+
+    /// Give partition `me`, `sim`, the entries of the flows it sends or receives.
+    fn give(&self, sim: &mut Simulation, flow_owner: &[(u16, u16)], me: usize) {
+        let me = me as u16;
+        let (flows, ids) = Flows::picked(self.flows.all(), |f| {
+            flow_owner[f].0 == me || flow_owner[f].1 == me
+        });
+        let pick = |s: &[Stream]| ids.iter().map(|&f| s[f as usize]).collect();
+        sim.flows = flows;
+        sim.senders = self.senders.picked(&ids);
+        sim.receivers = self.receivers.picked(&ids);
+        sim.streams.senders = pick(&self.tx_streams);
+        sim.streams.receivers = pick(&self.rx_streams);
     }
 }
 
@@ -1018,6 +1106,7 @@ impl Parallel {
             .into_iter()
             .map(|m| m.into_inner().expect("a partition's thread panicked"))
             .collect();
+        merge_flows(&mut parts, &shared.flow_owner);
         let (first, rest) = parts.split_at_mut(1);
         let base = &mut first[0];
         let other = |o: u16| o as usize - 1;
@@ -1031,7 +1120,7 @@ impl Parallel {
                 for q in block.clone().filter(|&q| port_owner[q] == o) {
                     std::mem::swap(&mut base.ports[q], &mut from.ports[q]);
                     if !base.sw_parts.is_empty() {
-                        base.sw_parts.swap_at(&mut from.sw_parts, q);
+                        base.sw_parts.swap_at(q, &mut from.sw_parts, q);
                         base.port_timers[q] = from.port_timers[q];
                     }
                 }
@@ -1050,7 +1139,7 @@ impl Parallel {
             if o != 0 {
                 let from = &mut rest[other(o)];
                 std::mem::swap(&mut base.hosts[h], &mut from.hosts[h]);
-                base.host_rx.swap_at(&mut from.host_rx, h);
+                base.host_rx.swap_at(h, &mut from.host_rx, h);
             }
         }
         for node in 0..base.switch_index.len() {
@@ -1061,29 +1150,6 @@ impl Parallel {
                     &mut base.switches[si as usize],
                     &mut rest[other(o)].switches[si as usize],
                 );
-            }
-        }
-        for f in 0..base.flows.len() {
-            let (so, ro) = (
-                host_owner[base.flows[f].src as usize],
-                host_owner[base.flows[f].dst as usize],
-            );
-            if so != 0 {
-                let from = &mut rest[other(so)];
-                std::mem::swap(&mut base.flows[f], &mut from.flows[f]);
-                base.senders.swap_at(&mut from.senders, f);
-            }
-            // Where the receiver's copy is now (partition 0's went to the sender's partition).
-            let rx_copy = match (ro, so) {
-                (r, s) if r == s => None,
-                (0, s) => Some(s),
-                (r, _) => Some(r),
-            };
-            if let Some(p) = rx_copy {
-                base.flows[f].take_receiver_half(&mut rest[other(p)].flows[f]);
-            }
-            if ro != 0 {
-                base.receivers.swap_at(&mut rest[other(ro)].receivers, f);
             }
         }
         for sim in rest.iter_mut() {
@@ -1326,6 +1392,47 @@ mod tests {
                 "partition {me}: {own} own ports, {other} others"
             );
         }
+    }
+
+    /// A partition holds the flows its hosts send or receive, found by id, and no other; the
+    /// run as one simulation holds every flow again, in id order.
+    #[test]
+    fn a_partition_holds_only_the_flows_of_its_hosts() {
+        let toml = crate::bench::scenario("fattree-k8").expect("a benchmark");
+        let sc = crate::Scenario::load(&toml, std::path::Path::new("."), None, &[]).unwrap();
+        let sim = sc.build().unwrap();
+        let ends = sim.flow_ends.clone();
+        let cut = partition(&sim.topo, 4);
+        let host_part = |h: u32| cut.node_owner[sim.topo.hosts[h as usize] as usize];
+        let owners: Vec<(u16, u16)> = ends
+            .iter()
+            .map(|&(s, d)| (host_part(s), host_part(d)))
+            .collect();
+        let run = Parallel::new(sim, cut.clone(), 1);
+        for me in 0..cut.parts as u16 {
+            let part = run.shared.part(me as usize);
+            let mut held = 0;
+            for (f, &(s, d)) in owners.iter().enumerate() {
+                let mine = s == me || d == me;
+                held += mine as usize;
+                assert_eq!(
+                    part.flows.get(f).is_some(),
+                    mine,
+                    "flow {f} in partition {me}"
+                );
+                if mine {
+                    assert_eq!((part.flows[f].src, part.flows[f].dst), ends[f]);
+                }
+            }
+            assert!(
+                held > 0 && held < owners.len(),
+                "partition {me}: {held} flows"
+            );
+            assert_eq!(part.flows.iter().count(), held);
+        }
+        let whole = run.into_simulation();
+        let merged: Vec<(u32, u32)> = whole.flows.all().iter().map(|f| (f.src, f.dst)).collect();
+        assert_eq!(merged, ends.to_vec());
     }
 
     /// The top layer's switches go to the partitions in runs of consecutive ids, as many to

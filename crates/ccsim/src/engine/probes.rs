@@ -398,7 +398,8 @@ impl Simulation {
     fn collective_spans(&self) -> Vec<(u64, i64)> {
         (self.collectives.iter())
             .map(|c| {
-                let fl = &self.flows[c.first_flow as usize..(c.first_flow + c.flows) as usize];
+                let fl =
+                    &self.flows.all()[c.first_flow as usize..(c.first_flow + c.flows) as usize];
                 let start = fl.iter().map(|f| f.start_ps).min().unwrap_or(0);
                 let finish = fl.iter().map(|f| f.finish_ps).max().unwrap_or(0);
                 let done = fl.iter().all(|f| f.finished);

@@ -34,8 +34,7 @@ impl Simulation {
             0
         };
         let ends = if self.s.ecmp_symmetric {
-            let f = &self.flows[p.flow as usize];
-            (f.src, f.dst)
+            self.flow_ends[p.flow as usize]
         } else {
             (0, 0)
         };
@@ -246,8 +245,8 @@ impl Simulation {
         let si = self.switch_index[self.ports[pid as usize].node as usize];
         let msgs = std::mem::take(&mut self.ctrl_out);
         for m in &msgs {
-            let f = &self.flows[m.flow as usize];
-            let to = if m.to_sender { f.src } else { f.dst };
+            let (src, dst) = self.flow_ends[m.flow as usize];
+            let to = if m.to_sender { src } else { dst };
             let size = self.s.ctrl_size(m.code);
             let mut c = Packet::new(PktKind::Ctrl, m.flow, to, size, 0);
             (c.sub, c.hdr, c.mark, c.ts_ps) = (m.code, m.hdr, m.mark, m.ts_ps);

@@ -16,7 +16,7 @@ use crate::net::{Arena, Port};
 use crate::sim::rng::{mix64, stream};
 use crate::sim::{tx_time_ps, Event, EventQueue, Rng, Stream};
 use crate::topo::{Layer, Routes, Topology};
-use crate::transport::{Flow, PathBase};
+use crate::transport::{Flow, Flows, PathBase};
 use crate::workload::{generate, Collective, FlowSpec};
 
 /// The fabric's ports and per-node port lists, built from the topology's links.
@@ -100,7 +100,8 @@ impl Scenario {
             host_rx: cc.new_hosts(hosts.len()),
             hosts,
             routes: std::sync::Arc::new(routes),
-            flows: Vec::with_capacity(specs.len()),
+            flows: Flows::with_capacity(specs.len()),
+            flow_ends: std::sync::Arc::from([]),
             cc: cc.clone(),
             // One per flow: `add_flows` adds a flow per spec, or fails.
             senders: cc.new_senders(specs.len()),
@@ -706,6 +707,7 @@ impl Scenario {
         for (_, f) in sim.flows.iter_mut().enumerate().filter(|&(i, _)| !waits(i)) {
             f.cohort = cohorts[&(f.dst, f.start_ps)];
         }
+        sim.flow_ends = sim.flows.iter().map(|f| (f.src, f.dst)).collect();
         Ok(())
     }
 
@@ -997,7 +999,7 @@ impl Scenario {
                 "run it with threads = 1".into(),
             ));
         }
-        if let Some((a, w)) = sim.deps.remote(&sim.flows) {
+        if let Some((a, w)) = sim.deps.remote(sim.flows.all()) {
             let (fa, fw) = (&sim.flows[a as usize], &sim.flows[w as usize]);
             return Some((
                 format!("flow {w} waits for flow {a}, which arrives at host {}, not at its sender {}; a parallel run releases a waiting flow where what it waits for arrives", fa.dst, fw.src),
@@ -1014,16 +1016,18 @@ impl Scenario {
                 "give every link a delay, or run with threads = 1".into(),
             ));
         }
-        // Each partition is a copy of the simulation but for the ports and routes (`Parallel`).
-        let (once, copied) = fabric_bytes(&sim.topo);
-        let one = copied + sim.flows.len() as u64 * FLOW_BYTES;
+        // Each partition is a copy of the simulation but for the ports, routes and flows
+        // (`Parallel`): the ports and routes are held once, a flow by its sender's partition
+        // and its receiver's.
+        let (once, one) = fabric_bytes(&sim.topo);
+        let once = once.saturating_add(2 * sim.flows.len() as u64 * FLOW_BYTES);
         let parts = cut.parts;
         let (limit, whose) = self.memory_limit()?;
         let mb = |b: u64| b as f64 / 1e6;
         (once.saturating_add(one.saturating_mul(parts as u64)) > limit).then(|| {
             (
                 format!(
-                    "a parallel run copies the flows and the fabric's state into each partition (the ports and routes are held once): {parts} x {:.1} MB beside {:.1} MB, more than {whose} ({:.1} MB)",
+                    "a parallel run copies the fabric's state into each partition (the ports, routes and flows are held once or twice): {parts} x {:.1} MB beside {:.1} MB, more than {whose} ({:.1} MB)",
                     mb(one),
                     mb(once),
                     mb(limit)

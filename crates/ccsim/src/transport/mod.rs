@@ -240,6 +240,127 @@ impl Flow {
     }
 }
 
+/// The flows of a simulation by id. One simulation holds every flow; a partition of a parallel
+/// run holds only those it sends or receives (`engine::parallel`), in id order. `slot` maps a
+/// flow id to its place among the held flows, and the other per-flow arrays (scheme state,
+/// random streams) are indexed by the same place. Indexing a flow that is not held panics.
+#[derive(Clone, Debug, Default)]
+pub struct Flows {
+    slot: Vec<u32>,
+    held: Vec<Flow>,
+}
+
+/// `Flows::slot` of a flow that is not held.
+const NOT_HELD: u32 = u32::MAX;
+
+impl Flows {
+    pub fn with_capacity(flows: usize) -> Flows {
+        Flows {
+            slot: Vec::with_capacity(flows),
+            held: Vec::with_capacity(flows),
+        }
+    }
+
+    /// Add the next flow (id `len()`), held.
+    pub fn push(&mut self, f: Flow) {
+        self.slot.push(self.held.len() as u32);
+        self.held.push(f);
+    }
+
+    /// The number of flows of the run, held or not: ids are `0..len()`.
+    pub fn len(&self) -> usize {
+        self.slot.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slot.is_empty()
+    }
+
+    /// Flow `fid`'s place among the held flows (and in every per-flow array).
+    #[inline(always)]
+    pub fn slot(&self, fid: u32) -> usize {
+        self.slot[fid as usize] as usize
+    }
+
+    /// Flow `fid`, if it is held.
+    #[inline]
+    pub fn get(&self, fid: usize) -> Option<&Flow> {
+        self.held.get(*self.slot.get(fid)? as usize)
+    }
+
+    /// The held flow at place `i` (`slot`).
+    #[inline(always)]
+    pub fn at(&self, i: usize) -> &Flow {
+        &self.held[i]
+    }
+
+    #[inline(always)]
+    pub fn at_mut(&mut self, i: usize) -> &mut Flow {
+        &mut self.held[i]
+    }
+
+    /// Every flow of the run in id order, when all are held (one simulation).
+    pub fn all(&self) -> &[Flow] {
+        assert_eq!(self.held.len(), self.slot.len(), "a partition's flows");
+        &self.held
+    }
+
+    /// The held flows, in id order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Flow> {
+        self.held.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Flow> {
+        self.held.iter_mut()
+    }
+
+    /// Every flow of the run, held, in id order.
+    pub fn from_all(all: impl Iterator<Item = Flow>) -> Flows {
+        let held: Vec<Flow> = all.collect();
+        Flows {
+            slot: (0..held.len() as u32).collect(),
+            held,
+        }
+    }
+
+    /// The held flows with their ids, in id order.
+    pub fn into_held(self) -> impl Iterator<Item = (usize, Flow)> {
+        let ids = (self.slot.into_iter().enumerate()).filter(|&(_, i)| i != NOT_HELD);
+        ids.map(|(fid, _)| fid).zip(self.held)
+    }
+
+    /// A partition's flows: those of `all` (every flow of the run) that `keep` picks, by id,
+    /// and the ids of the held ones in order.
+    pub fn picked(all: &[Flow], keep: impl Fn(usize) -> bool) -> (Flows, Vec<u32>) {
+        let mut flows = Flows {
+            slot: vec![NOT_HELD; all.len()],
+            held: Vec::new(),
+        };
+        let mut ids = Vec::new();
+        for (fid, f) in all.iter().enumerate().filter(|&(fid, _)| keep(fid)) {
+            flows.slot[fid] = flows.held.len() as u32;
+            flows.held.push(f.clone());
+            ids.push(fid as u32);
+        }
+        (flows, ids)
+    }
+}
+
+impl std::ops::Index<usize> for Flows {
+    type Output = Flow;
+    #[inline(always)]
+    fn index(&self, fid: usize) -> &Flow {
+        &self.held[self.slot[fid] as usize]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Flows {
+    #[inline(always)]
+    fn index_mut(&mut self, fid: usize) -> &mut Flow {
+        &mut self.held[self.slot[fid] as usize]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,5 +400,36 @@ mod tests {
     fn the_flows_size_stays_five_lines() {
         // first_window_packets sits in line 2's padding.
         assert_eq!(std::mem::size_of::<Flow>(), 5 * 64);
+    }
+
+    /// A partition's flows: found by id, in id order, with their places; the others not held.
+    #[test]
+    fn a_partition_finds_its_flows_by_id() {
+        let all: Vec<Flow> = (0..5)
+            .map(|i| Flow::new(i, 10 + i, Some(1000), 0, None))
+            .collect();
+        let (flows, ids) = Flows::picked(&all, |f| f % 2 == 1 || f == 4);
+        assert_eq!(ids, vec![1, 3, 4]);
+        assert_eq!(flows.len(), 5);
+        assert_eq!((flows[3].src, flows.slot(3), flows.slot(4)), (3, 1, 2));
+        assert_eq!(
+            flows.iter().map(|f| f.dst).collect::<Vec<_>>(),
+            vec![11, 13, 14]
+        );
+        assert!(flows.get(0).is_none() && flows.get(2).is_none() && flows.get(7).is_none());
+        let back: Vec<(usize, u32)> = flows.into_held().map(|(id, f)| (id, f.src)).collect();
+        assert_eq!(back, vec![(1, 1), (3, 3), (4, 4)]);
+        let whole = Flows::from_all(all.into_iter());
+        assert_eq!((whole.len(), whole.slot(4), whole.all()[2].src), (5, 4, 2));
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_flow_not_held_is_not_read() {
+        let all: Vec<Flow> = (0..3)
+            .map(|i| Flow::new(i, 9, Some(1000), 0, None))
+            .collect();
+        let (flows, _) = Flows::picked(&all, |f| f != 1);
+        let _ = flows[1].src;
     }
 }
