@@ -101,7 +101,8 @@ pub struct Part {
     index: usize,
     /// Partition of every port's node.
     port_owner: std::sync::Arc<[u16]>,
-    /// Crossings sent this window, by receiving partition.
+    /// Crossings sent this window, by receiving partition: the slots it sends into, held for
+    /// the window (`run_window`).
     outbox: Vec<Batch>,
     /// The earliest deadlock scan this partition asked for in the last window (u64::MAX:
     /// none), which the coordinator makes between windows.
@@ -780,6 +781,16 @@ fn run_window(shared: &Shared, win: &Window, t: usize) {
             sim.receive_crossings(&slot);
             slot.clear();
         }
+        // The outboxes are the slots this window sends into, taken for the window and put back
+        // at its end: their last crossings were taken in and cleared in the window before, and
+        // their buffers are kept. So a pair of partitions has two buffers, one per half, not a
+        // third beside them (each keeps the capacity of its largest batch).
+        let part = sim.part.as_mut().expect("a partition");
+        for (to, out) in part.outbox.iter_mut().enumerate() {
+            let mut slot = now[i * parts + to].lock().expect("slot");
+            debug_assert!(slot.is_empty() && out.pkts.capacity() == 0);
+            std::mem::swap(&mut *slot, out);
+        }
         let ran = sim.run_until(end_ps);
         let next_ps = sim.q.peek_time().unwrap_or(u64::MAX);
         sim.part.as_mut().expect("a partition").next_ps = next_ps;
@@ -791,13 +802,7 @@ fn run_window(shared: &Shared, win: &Window, t: usize) {
         }
         let part = sim.part.as_mut().expect("a partition");
         for (to, out) in part.outbox.iter_mut().enumerate() {
-            if !out.is_empty() {
-                // The slot was emptied at the start of the window before: swap (its buffers
-                // come back to this outbox, so neither side allocates again).
-                let mut slot = now[i * parts + to].lock().expect("slot");
-                debug_assert!(slot.is_empty());
-                std::mem::swap(&mut *slot, out);
-            }
+            std::mem::swap(&mut *now[i * parts + to].lock().expect("slot"), out);
         }
         win.took_ns[i].store(t_part.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
@@ -1433,6 +1438,30 @@ mod tests {
         let whole = run.into_simulation();
         let merged: Vec<(u32, u32)> = whole.flows.all().iter().map(|f| (f.src, f.dst)).collect();
         assert_eq!(merged, ends.to_vec());
+    }
+
+    /// Between windows a partition's outboxes hold no buffer: it sends into the slots
+    /// themselves, so each pair of partitions keeps two buffers (one per half), and the slots
+    /// hold what crossed.
+    #[test]
+    fn a_pair_of_partitions_keeps_two_buffers() {
+        let toml = crate::bench::scenario("fattree-k8").expect("a benchmark");
+        let toml = toml.replace("duration = \"0.5ms\"", "duration = \"0.05ms\"");
+        let sc = crate::Scenario::load(&toml, std::path::Path::new("."), None, &[]).unwrap();
+        let Run::Many(mut run) = sc.start_parallel(2).unwrap() else {
+            panic!("a parallel run");
+        };
+        while !run.run_events(1 << 20).unwrap() {}
+        let parts = run.shared.parts.len();
+        for i in 0..parts {
+            let sim = run.shared.part(i);
+            let outbox = &sim.part.as_ref().expect("a partition").outbox;
+            assert!(outbox
+                .iter()
+                .all(|b| b.pkts.capacity() == 0 && b.ints.capacity() == 0));
+        }
+        let held = (run.shared.slots.iter()).filter(|s| s.lock().unwrap().pkts.capacity() > 0);
+        assert!(held.count() > 0, "no crossings");
     }
 
     /// The top layer's switches go to the partitions in runs of consecutive ids, as many to
