@@ -105,8 +105,9 @@ macro_rules! registry {
         /// Typed parameters of the run's scheme.
         #[derive(Clone, Debug)]
         pub enum CcParams { $($(#[$m])* $v(<$module::$t as Scheme>::Params)),+ }
-        /// Every flow's sender state, indexed by the flow's place (`transport::Flows::slot`): one array of the run's scheme's own
-        /// type, so a state takes its own size, not the largest scheme's.
+        /// Every flow's sender state, indexed by the flow's place (`transport::Flows::slot`): one
+        /// array of the run's scheme's own type, so a state takes its own size, not the largest
+        /// scheme's.
         #[derive(Clone, Debug)]
         pub enum SenderStates { $($(#[$m])* $v(Vec<<$module::$t as Scheme>::Sender>)),+ }
         /// Every flow's receiver state, indexed as the sender states.
