@@ -1,13 +1,23 @@
 //! Run a scenario file from the command line (Rust-only users):
-//! `cargo run --release --example run -- FILE [OUT [KEY=VALUE ...]]` (overrides, e.g. `threads=4`).
+//! `cargo run --release --example run -- FILE [OUT [KEY=VALUE ...]]` (overrides, e.g. `threads=4`;
+//! OUT `-` writes no tables).
 #[global_allocator]
 static ALLOC: ccsim::sim::alloc::HugePageAlloc = ccsim::sim::alloc::HugePageAlloc;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
-        eprintln!("usage: run SCENARIO.toml [OUT_DIR [KEY=VALUE ...]]");
+        eprintln!("usage: run SCENARIO.toml [OUT_DIR|- [KEY=VALUE ...]]");
         std::process::exit(2);
+    };
+    // An empty OUT_DIR would write the tables into the working folder.
+    let out = match args.get(2).map(String::as_str) {
+        Some("") => {
+            eprintln!("error: OUT_DIR is empty: give a folder, or - to write no tables");
+            std::process::exit(2)
+        }
+        Some("-") | None => None,
+        Some(dir) => Some(std::path::Path::new(dir)),
     };
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         eprintln!("cannot read {path}: {e}");
@@ -36,8 +46,10 @@ fn main() {
         "{}",
         serde_json::to_string_pretty(&r.summary_with_perf(build_s, wall)).unwrap()
     );
-    if let Some(out) = args.get(2) {
-        r.write_dir(std::path::Path::new(out), build_s, wall)
-            .expect("write results");
+    if let Some(out) = out {
+        if let Err(e) = r.write_dir(out, build_s, wall) {
+            eprintln!("error: cannot write the tables into {}: {e}", out.display());
+            std::process::exit(2);
+        }
     }
 }
